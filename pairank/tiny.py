@@ -1,0 +1,84 @@
+"""Build tiny, offline sentence-transformers models (small BertConfig, tokenizer trained on the fly).
+
+Used by the test suite and by anyone who wants a fast stand-in model; nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+TINY_CORPUS = [
+    "The moon landing was staged in a film studio.",
+    "Drinking bleach cures the coronavirus infection.",
+    "Vaccines cause autism in young children.",
+    "The earth is flat and NASA hides it.",
+    "How do I reset my router password?",
+    "What is the best way to learn Python programming?",
+    "Where can I buy cheap flights to Doha?",
+    "The president signed a law banning plastic bags.",
+    "A shark was photographed swimming on a flooded highway.",
+    "Eating carrots improves your night vision dramatically.",
+]
+
+
+def build_tiny_model(
+    output_dir: Path,
+    texts: Iterable[str] = (),
+    hidden_size: int = 32,
+    num_layers: int = 2,
+    vocab_size: int = 400,
+    seed: int = 0,
+) -> Path:
+    """Create and save a small BERT bi-encoder with mean pooling; returns the saved folder."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, trainers
+    from tokenizers.models import WordPiece
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    corpus = list(TINY_CORPUS) + [t for t in texts if t.strip()]
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tokenizer = Tokenizer(WordPiece(unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = decoders.WordPiece()
+    tokenizer.train_from_iterator(corpus, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special))
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+        model_max_length=128,
+    )
+    from tokenizers.processors import TemplateProcessing
+
+    fast.backend_tokenizer.post_processor = TemplateProcessing(
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B [SEP]",
+        special_tokens=[("[CLS]", fast.cls_token_id), ("[SEP]", fast.sep_token_id)],
+    )
+    torch.manual_seed(seed)
+    config = BertConfig(
+        vocab_size=len(fast),
+        hidden_size=hidden_size,
+        num_hidden_layers=num_layers,
+        num_attention_heads=2,
+        intermediate_size=hidden_size * 2,
+        max_position_embeddings=130,
+    )
+    hf_dir = output_dir / "_hf"
+    BertModel(config).save_pretrained(hf_dir)
+    fast.save_pretrained(hf_dir)
+    transformer = models.Transformer(str(hf_dir), max_seq_length=128)
+    pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode="mean")
+    model = SentenceTransformer(modules=[transformer, pooling], device="cpu")
+    model.save(str(output_dir))
+    import shutil
+
+    shutil.rmtree(hf_dir)
+    return output_dir
