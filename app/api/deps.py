@@ -1,0 +1,25 @@
+"""FastAPI dependencies: the runtime and the services built on it."""
+
+from __future__ import annotations
+
+from fastapi import Request
+
+from app.services.corpora import CorpusService
+from app.services.ranking import RankingService
+from app.services.runtime import Runtime
+
+
+def get_runtime(request: Request) -> Runtime:
+    """The runtime created by the app's lifespan."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
+
+
+def get_corpus_service(request: Request) -> CorpusService:
+    """Corpus use cases on this app's runtime."""
+    return CorpusService(get_runtime(request))
+
+
+def get_ranking_service(request: Request) -> RankingService:
+    """Ranking use cases on this app's runtime."""
+    return RankingService(get_runtime(request))

@@ -1,0 +1,79 @@
+"""Map domain errors and validation failures to JSON error responses naming the field."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+
+from app.services.errors import (
+    ConflictError,
+    InvalidInputError,
+    LimitExceededError,
+    NotFoundError,
+    NotReadyError,
+    ServiceError,
+)
+
+log = logging.getLogger(__name__)
+
+STATUS_OF: dict[type[ServiceError], int] = {
+    NotFoundError: 404,
+    ConflictError: 409,
+    LimitExceededError: 413,
+    InvalidInputError: 422,
+    NotReadyError: 503,
+}
+
+
+def field_path(location: tuple[Any, ...] | list[Any]) -> str:
+    """`("body", "documents", 3, "text")` -> `documents[3].text`."""
+    parts = [p for p in location if p not in ("body", "query", "path")]
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "body"
+
+
+def _validation_errors(error: RequestValidationError) -> list[dict[str, str]]:
+    errors = []
+    for item in error.errors():
+        field = field_path(item.get("loc", ()))
+        message = str(item.get("msg", "invalid value"))
+        if item.get("type") == "json_invalid":
+            field, message = "body", f"malformed JSON: {item.get('ctx', {}).get('error', message)}"
+        errors.append({"field": field, "message": message, "type": str(item.get("type", ""))})
+    return errors
+
+
+async def _on_validation_error(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    errors = _validation_errors(error)
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or "invalid request"
+    return JSONResponse(status_code=422, content={"detail": detail, "errors": errors})
+
+
+async def _on_service_error(_: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, ServiceError)
+    status = next((code for kind, code in STATUS_OF.items() if isinstance(error, kind)), 500)
+    content: dict[str, Any] = {"detail": error.message}
+    if error.field:
+        content["field"] = error.field
+    if isinstance(error, LimitExceededError):
+        content["limit"] = error.limit
+    return JSONResponse(status_code=status, content=content)
+
+
+async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
+    log.exception("unhandled error", exc_info=error)
+    return JSONResponse(status_code=500, content={"detail": "internal server error"})
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the JSON error handlers on an app."""
+    app.add_exception_handler(RequestValidationError, _on_validation_error)
+    app.add_exception_handler(ServiceError, _on_service_error)
+    app.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,29 @@
+"""Liveness and readiness probes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+
+from app.api.deps import get_runtime
+from app.services.runtime import Runtime
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/health")
+async def health() -> dict[str, str]:
+    """Liveness: the process answers (even while the model loads)."""
+    return {"status": "ok"}
+
+
+@router.get("/ready", response_model=None)
+async def ready(runtime: Runtime = Depends(get_runtime)) -> JSONResponse | dict[str, Any]:
+    """Readiness: 200 once the model and indexes are loaded, 503 before (or after a load failure)."""
+    if runtime.is_ready():
+        return {"status": "ready", "model": runtime.state().model_version}
+    error = runtime.load_error
+    detail = f"loading failed: {error}" if error else "the model and indexes are loading"
+    return JSONResponse(status_code=503, content={"status": "loading" if not error else "failed", "detail": detail})

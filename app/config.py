@@ -1,0 +1,53 @@
+"""Service settings, read once from the environment (prefix `PAIRANK_`) through `get_settings()`."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Every knob of the service; the environment variable is `PAIRANK_<FIELD NAME IN CAPITALS>`."""
+
+    model_config = SettingsConfigDict(env_prefix="PAIRANK_", env_file=None, extra="ignore")
+
+    data_dir: Path = Field(Path("./data"), description="Database (SQLite default), index bundles and models.")
+    database_url: str | None = Field(None, description="SQLAlchemy URL; default: SQLite file in the data dir.")
+    model: str = Field("default", description="`default` (bundled all-MiniLM-L6-v2), a local folder or a hub name.")
+    admin_api_key: str | None = Field(None, description="Key for /admin routes (X-API-Key); unset disables them.")
+    device: str | None = Field(None, description="Torch device for the model; default: cuda if present, else cpu.")
+    index_factory: str = Field("Flat", description="Faiss factory string for new indexes, e.g. `HNSW32`.")
+    encode_batch_size: int = Field(64, ge=1, le=4096, description="Texts per model forward pass.")
+    max_seq_length: int | None = Field(None, ge=8, le=8192, description="Truncate inputs to this many tokens.")
+    duplicate_threshold: float = Field(
+        0.8, ge=-1.0, le=1.0, description="Cosine threshold for duplicates when a corpus has none calibrated."
+    )
+    seed_demo: bool = Field(False, description="Create the demo corpus at start-up when it does not exist.")
+    # Request limits: exceeding one is answered with 413 naming the field and the limit.
+    max_text_chars: int = Field(10_000, ge=1, description="Characters per text (query, document, pair side).")
+    max_documents_per_request: int = Field(1_000, ge=1, description="Documents per upsert or /v1/rank call.")
+    max_pairs_per_request: int = Field(1_000, ge=1, description="Pairs (or targets) per similarity call.")
+    max_candidates_per_request: int = Field(1_000, ge=1, description="Candidate ids per corpus rank call.")
+    max_texts_per_request: int = Field(100, ge=1, description="Input texts per duplicates call.")
+    max_request_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Largest accepted request body.")
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The configured database URL, or the embedded SQLite file under the data dir."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'pairank.db').resolve()}"
+
+    @property
+    def index_dir(self) -> Path:
+        """Folder holding one index bundle per corpus and model."""
+        return self.data_dir / "indexes"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, read from the environment on first use."""
+    return Settings()

@@ -1,0 +1,24 @@
+"""Apply Alembic migrations programmatically (`pairank serve`, `pairank migrate`, tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+import migrations
+
+
+def alembic_config(database_url: str) -> Config:
+    """An Alembic config pointing at the bundled migration scripts and the given database."""
+    config = Config()
+    config.set_main_option("script_location", str(Path(migrations.__file__).parent))
+    # ConfigParser treats % as interpolation; URLs may carry percent-encoded passwords.
+    config.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    return config
+
+
+def upgrade_to_head(database_url: str) -> None:
+    """Bring the database schema up to the newest migration."""
+    command.upgrade(alembic_config(database_url), "head")

@@ -1,0 +1,61 @@
+"""ORM models. The schema itself is created by Alembic migrations, never by `create_all` outside tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, CheckConstraint, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+CORPUS_KINDS = ("claim", "answer", "question")
+
+
+def utcnow() -> datetime:
+    """Timezone-aware current time in UTC."""
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base for all pairank tables."""
+
+
+class Corpus(Base):
+    """A named collection of documents of one kind (claims, answers or questions)."""
+
+    __tablename__ = "corpora"
+    __table_args__ = (CheckConstraint("kind IN ('claim', 'answer', 'question')", name="ck_corpora_kind"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
+    )
+
+    documents: Mapped[list[Document]] = relationship(
+        back_populates="corpus", cascade="all, delete-orphan", passive_deletes=True
+    )
+
+
+class Document(Base):
+    """A text in a corpus, addressed by an external id unique within the corpus."""
+
+    __tablename__ = "documents"
+    __table_args__ = (UniqueConstraint("corpus_id", "external_id", name="uq_documents_corpus_external"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    corpus_id: Mapped[int] = mapped_column(ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False, index=True)
+    external_id: Mapped[str] = mapped_column(String(256), nullable=False)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    # The hash lets start-up reconcile an index bundle with the database without reading every text.
+    text_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
+    meta: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
+    )
+
+    corpus: Mapped[Corpus] = relationship(back_populates="documents")

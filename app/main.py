@@ -1,0 +1,48 @@
+"""The FastAPI application (`app.main:app`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app.api.body_limit import BodySizeLimit
+from app.api.errors import install_error_handlers
+from app.api.routes import corpora, health, ranking
+from app.config import Settings, get_settings
+from app.services.runtime import Runtime
+from pairank import __version__
+
+
+def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
+    """Build the app; the model and indexes load in the background once it starts."""
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        active = runtime or Runtime(settings)
+        app.state.runtime = active
+        if not active.is_ready():
+            active.start_loading()
+        try:
+            yield
+        finally:
+            if runtime is None:
+                active.close()
+
+    app = FastAPI(
+        title="pairank",
+        version=__version__,
+        description="Semantic ranking, duplicate detection and similarity over corpora of claims, answers "
+        "and questions.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    for module in (health, corpora, ranking):
+        app.include_router(module.router)
+    return app
+
+
+app = create_app()

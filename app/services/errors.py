@@ -1,0 +1,37 @@
+"""Domain errors raised by services; the API layer maps each to an HTTP status."""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """Base class: carries a human-readable message naming the field involved."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+class NotFoundError(ServiceError):
+    """An addressed corpus, document or job does not exist (404)."""
+
+
+class ConflictError(ServiceError):
+    """The request collides with existing state, e.g. a taken corpus name (409)."""
+
+
+class InvalidInputError(ServiceError):
+    """The request is well-formed JSON but semantically invalid (422)."""
+
+
+class LimitExceededError(ServiceError):
+    """The request exceeds a configured size limit (413)."""
+
+    def __init__(self, field: str, limit: int, actual: int, unit: str) -> None:
+        super().__init__(f"{field}: {actual} {unit} exceeds the limit of {limit} {unit}", field)
+        self.limit = limit
+        self.actual = actual
+
+
+class NotReadyError(ServiceError):
+    """The model or the indexes are still loading (503)."""

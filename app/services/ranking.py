@@ -1,0 +1,172 @@
+"""Ranking use cases: search a corpus, re-rank candidates or given texts, find duplicates, score pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.db.repository import CorpusRepository, DocumentRepository
+from app.services.corpora import corpus_not_found
+from app.services.errors import InvalidInputError, NotFoundError
+from app.services.limits import check_count, check_text, check_texts
+from app.services.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class RankedItem:
+    """One ranked document: id (a corpus id, or a position for inline texts), text, cosine and rank."""
+
+    id: str | int
+    text: str
+    score: float
+    rank: int
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A ranked list and the model version that produced it."""
+
+    results: list[RankedItem]
+    model: str
+
+
+@dataclass(frozen=True)
+class DuplicateMatches:
+    """The corpus documents at or above the threshold for one input text."""
+
+    text: str
+    id: str | None
+    duplicates: list[RankedItem]
+
+
+@dataclass(frozen=True)
+class DuplicateReport:
+    """Duplicates for every input text, with the threshold used."""
+
+    results: list[DuplicateMatches]
+    threshold: float
+    model: str
+
+
+def order_by_score(ids: Sequence[str | int], scores: np.ndarray, k: int) -> list[tuple[str | int, float]]:
+    """Top k (id, score), best first; equal scores keep request order so results are deterministic."""
+    order = sorted(range(len(ids)), key=lambda i: -float(scores[i]))[:k]
+    return [(ids[i], float(scores[i])) for i in order]
+
+
+class RankingService:
+    """Read-only use cases on the serving model and the corpus indexes."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings
+
+    def _texts(self, corpus_name: str, ids: Sequence[str]) -> dict[str, str]:
+        with self.runtime.sessions() as session:
+            corpus = CorpusRepository(session).get(corpus_name)
+            if corpus is None:
+                raise corpus_not_found(corpus_name)
+            return DocumentRepository(session, corpus).texts(list(ids))
+
+    def _require_corpus(self, corpus_name: str) -> None:
+        with self.runtime.sessions() as session:
+            if CorpusRepository(session).get(corpus_name) is None:
+                raise corpus_not_found(corpus_name)
+
+    def _ranked(self, corpus_name: str, hits: Sequence[tuple[str, float]]) -> list[RankedItem]:
+        # Texts come from the database, the source of truth; a hit deleted meanwhile is dropped.
+        texts = self._texts(corpus_name, [doc_id for doc_id, _ in hits])
+        kept = [(doc_id, score) for doc_id, score in hits if doc_id in texts]
+        return [RankedItem(d, texts[d], s, rank) for rank, (d, s) in enumerate(kept, start=1)]
+
+    def rank_corpus(self, corpus_name: str, query: str, k: int, candidates: Sequence[str] | None) -> Ranking:
+        """Search the whole corpus, or rank only the given candidate documents."""
+        check_text(self.settings, "query", query)
+        if candidates is not None:
+            check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
+        state = self.runtime.state()
+        self._require_corpus(corpus_name)
+        index = state.indexes.get(corpus_name)
+        query_vector = state.encoder.encode([query])
+        if candidates is None:
+            hits = index.search(query_vector, k)[0]
+        else:
+            unique = list(dict.fromkeys(candidates))
+            missing = [doc_id for doc_id in unique if doc_id not in index]
+            if missing:
+                raise NotFoundError(
+                    f"candidates: documents not in corpus {corpus_name!r}: {missing[:10]}", field="candidates"
+                )
+            scores = index.vectors(unique) @ query_vector[0]
+            hits = [(str(d), s) for d, s in order_by_score(unique, scores, k)]
+        return Ranking(self._ranked(corpus_name, hits), state.model_version)
+
+    def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
+        """Rank texts given inline; each result's id is the text's position in the request."""
+        check_text(self.settings, "query", query)
+        check_count("documents", documents, self.settings.max_documents_per_request, "documents")
+        check_texts(self.settings, "documents", documents)
+        state = self.runtime.state()
+        vectors = state.encoder.encode([query, *documents])
+        scores = vectors[1:] @ vectors[0]
+        ranked = order_by_score(list(range(len(documents))), scores, k)
+        items = [RankedItem(i, documents[int(i)], s, r) for r, (i, s) in enumerate(ranked, start=1)]
+        return Ranking(items, state.model_version)
+
+    def find_duplicates(
+        self,
+        corpus_name: str,
+        inputs: Sequence[tuple[str | None, str]],
+        threshold: float | None,
+        k: int,
+    ) -> DuplicateReport:
+        """Corpus documents with cosine >= threshold for each (optional id, text); never an input's own id."""
+        check_count("texts", inputs, self.settings.max_texts_per_request, "texts")
+        for position, (_, text) in enumerate(inputs):
+            check_text(self.settings, f"texts[{position}]", text)
+        state = self.runtime.state()
+        self._require_corpus(corpus_name)
+        used = self.settings.duplicate_threshold if threshold is None else threshold
+        vectors = state.encoder.encode([text for _, text in inputs])
+        # One extra hit per query so that excluding the input's own document still leaves k.
+        all_hits = state.indexes.get(corpus_name).search(vectors, k + 1)
+        results = []
+        for (own_id, text), hits in zip(inputs, all_hits, strict=True):
+            kept = [(d, s) for d, s in hits if s >= used and d != own_id][:k]
+            results.append(DuplicateMatches(text, own_id, self._ranked(corpus_name, kept)))
+        return DuplicateReport(results, used, state.model_version)
+
+    def document_texts(self, corpus_name: str, ids: Sequence[str]) -> list[tuple[str | None, str]]:
+        """(id, text) of existing documents, for checking them against the rest of their corpus."""
+        texts = self._texts(corpus_name, ids)
+        missing = [doc_id for doc_id in ids if doc_id not in texts]
+        if missing:
+            raise NotFoundError(f"ids: documents not in corpus {corpus_name!r}: {missing[:10]}", field="ids")
+        return [(doc_id, texts[doc_id]) for doc_id in ids]
+
+    def similarity(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[float], str]:
+        """Cosine similarity of each (a, b) pair."""
+        check_count("pairs", pairs, self.settings.max_pairs_per_request, "pairs")
+        for position, (a, b) in enumerate(pairs):
+            check_text(self.settings, f"pairs[{position}].a", a)
+            check_text(self.settings, f"pairs[{position}].b", b)
+        return self._pair_scores(pairs)
+
+    def similarity_to_targets(self, source: str, targets: Sequence[str]) -> tuple[list[float], str]:
+        """Cosine similarity of the source against each target."""
+        check_text(self.settings, "source", source)
+        check_count("targets", targets, self.settings.max_pairs_per_request, "targets")
+        check_texts(self.settings, "targets", targets)
+        return self._pair_scores([(source, target) for target in targets])
+
+    def _pair_scores(self, pairs: Sequence[tuple[str, str]]) -> tuple[list[float], str]:
+        if not pairs:
+            raise InvalidInputError("pairs: at least one pair is required", "pairs")
+        state = self.runtime.state()
+        unique = list(dict.fromkeys(text for pair in pairs for text in pair))
+        position = {text: i for i, text in enumerate(unique)}
+        vectors = state.encoder.encode(unique)
+        scores = [float(vectors[position[a]] @ vectors[position[b]]) for a, b in pairs]
+        return scores, state.model_version

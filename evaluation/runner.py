@@ -1,0 +1,149 @@
+"""Evaluate a sentence-transformers model on a dataset folder: the engine behind `pairank evaluate` and
+`benchmarks/quality.py`. Torch is imported only when a model is loaded.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import numpy as np
+
+from evaluation.datasets import (
+    default_relevance_level,
+    infer_pair_task,
+    infer_task,
+    load_beir,
+    load_pairs,
+    pairs_path,
+)
+from evaluation.metrics import DEFAULT_CUTOFFS
+from evaluation.model_eval import Encoder, evaluate_beir, evaluate_pairs
+
+TASKS = ("retrieval", "rerank", "pairs")
+_TABLE_FAMILIES = ("MAP", "MRR", "HasPositive", "P", "nDCG", "Recall")
+
+
+def make_encoder(
+    model: str | None = None, *, device: str | None = None, batch_size: int = 64, progress: bool = True
+) -> tuple[Encoder, dict[str, Any]]:
+    """Load a model (`default`, a folder or a hub name) and return (encode function, model info)."""
+    from pairank.models import load_sentence_transformer, pick_device, resolve_model
+
+    spec = resolve_model(model)
+    chosen_device = pick_device(device)
+    transformer = load_sentence_transformer(spec, device=chosen_device)
+
+    def encode(texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(
+            transformer.encode(
+                list(texts),
+                batch_size=batch_size,
+                show_progress_bar=progress,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+            )
+        )
+
+    info = {"model_id": spec.model_id, "version": spec.version, "path": spec.path, "device": chosen_device}
+    return encode, info
+
+
+def evaluate_folder(
+    encode: Encoder,
+    folder: str | Path,
+    split: str,
+    *,
+    task: str | None = None,
+    relevance_level: int | None = None,
+    top_k: int = 100,
+    pair_task: str | None = None,
+    threshold: float | None = None,
+    cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
+) -> dict[str, Any]:
+    """Evaluate one split of a dataset folder; returns a JSON-ready report (task decided when None)."""
+    folder = Path(folder)
+    chosen_task = task or infer_task(folder, split)
+    if chosen_task not in TASKS:
+        raise ValueError(f"unknown task {chosen_task!r}; use one of {', '.join(TASKS)}")
+    started = time.perf_counter()
+    report: dict[str, Any] = {
+        "dataset": folder.name,
+        "data_dir": str(folder),
+        "split": split,
+        "mode": chosen_task,
+    }
+    if chosen_task == "pairs":
+        path = pairs_path(folder, split)
+        if path is None:
+            raise FileNotFoundError(f"no {split}_pairs.jsonl in {folder}")
+        pairs = load_pairs(path)
+        chosen_pair_task = pair_task or infer_pair_task(pairs)
+        result = evaluate_pairs(
+            encode, pairs, cast(Literal["f1", "spearman"], chosen_pair_task), threshold=threshold
+        )
+        report.update(pair_task=chosen_pair_task, metrics=_json_safe(result))
+    else:
+        level = relevance_level if relevance_level is not None else default_relevance_level(folder)
+        dataset = load_beir(folder, split)
+        ranking = evaluate_beir(
+            encode,
+            dataset,
+            cast(Literal["retrieval", "rerank"], chosen_task),
+            level,
+            top_k=top_k,
+            cutoffs=cutoffs,
+        )
+        report.update(
+            relevance_level=level,
+            top_k=top_k if chosen_task == "retrieval" else None,
+            num_queries=len(dataset.queries),
+            corpus_size=len(dataset.corpus),
+            metrics=ranking.means,
+            per_query=ranking.per_query,
+        )
+    report["seconds"] = round(time.perf_counter() - started, 3)
+    return report
+
+
+def _json_safe(values: dict[str, Any]) -> dict[str, Any]:
+    """Replace NaN (an undefined correlation) with None so the report stays strict JSON."""
+    return {
+        key: None if isinstance(value, float) and math.isnan(value) else value
+        for key, value in values.items()
+    }
+
+
+def format_table(report: dict[str, Any]) -> str:
+    """A readable text table of a report's metrics (ranking: one row per family, one column per cutoff)."""
+    metrics: dict[str, Any] = report["metrics"]
+    title = f"{report['dataset']} / {report['split']} ({report['mode']})"
+    if report["mode"] == "pairs":
+        rows = [f"  {name:<10} {_cell(value)}" for name, value in metrics.items() if name != "task"]
+        return "\n".join([title, *rows])
+    cutoffs = sorted({int(name.split("@")[1]) for name in metrics if "@" in name and "SemEval" not in name})
+    header = f"  {'metric':<12}" + "".join(f"{'@' + str(k):>9}" for k in cutoffs)
+    lines = [
+        f"{title}: {report['num_queries']} queries, {report['corpus_size']} documents, "
+        f"relevance level {report['relevance_level']}",
+        "  "
+        + "  ".join(
+            f"{name} {metrics[name]:.4f}" for name in ("MAP", "MRR", "SemEval-MAP@10") if name in metrics
+        ),
+        header,
+    ]
+    for family in _TABLE_FAMILIES:
+        cells = [metrics.get(f"{family}@{k}") for k in cutoffs]
+        if any(cell is not None for cell in cells):
+            lines.append(f"  {family:<12}" + "".join(f"{_cell(cell):>9}" for cell in cells))
+    return "\n".join(lines)
+
+
+def _cell(value: Any) -> str:
+    """Numbers with 4 decimals, anything else as text."""
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return "-" if value is None else str(value)

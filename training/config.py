@@ -1,0 +1,252 @@
+"""Training configuration: YAML files, `key=value` overrides and typed dataclasses.
+
+A config names the base model, the training pairs, the dev set used for checkpoint selection and one or
+more stages (sequential training: e.g. BSC then MSE), each with its own loss, epochs, learning rate and
+batch order. Unknown keys are errors so that a typo in a config or an override never trains silently
+with a default.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+T = TypeVar("T")
+
+
+@dataclass
+class NegativesConfig:
+    """Sampled negatives for pointwise losses on positive-only data (the paper's PFCC-S MSE/triplet setup)."""
+
+    strategy: str = "log_rank"  # rank the pool by the base model; take positions start + 2**k
+    pool: str = "train"  # "train": documents of the other train pairs; "corpus": the `corpus` file
+    corpus: str | None = None
+    start: int = 100
+    max_per_query: int | None = None  # keep this many, evenly spread over the log positions
+    oversample_positives: bool = True  # repeat positives to balance them with the negatives
+
+
+@dataclass
+class DataConfig:
+    """Training pairs (`{"query", "document", "label"}` JSONL) and how their labels are read."""
+
+    train_pairs: str = ""
+    label_range: list[float] | None = None  # [min, max]: labels rescaled to [0, 1] (STS-b 0-5, ANTIQUE 1-4)
+    negatives: NegativesConfig | None = None
+    limit: int | None = None  # use only the first N pairs (smoke tests)
+
+
+@dataclass
+class DevConfig:
+    """The dev set scored after every epoch; `metric` picks the best checkpoint."""
+
+    kind: str = "split"  # beir | pairs | split (hold out part of train) | none
+    path: str | None = None  # BEIR folder (kind=beir) or pairs JSONL (kind=pairs)
+    split: str = "dev"
+    task: str = "retrieval"  # beir: retrieval|rerank; pairs/split: retrieval|rerank|f1|spearman
+    metric: str = "MRR"
+    relevance_level: float = 1
+    with_titles: bool = True  # beir: prefix document titles (BEIR's convention); PFCC-S trains on bare claims
+    fraction: float = 0.1  # kind=split: share of train queries held out (the paper's 9:1)
+    encode_batch_size: int = 128
+    limit: int | None = None  # evaluate only the first N dev queries/pairs (smoke tests)
+
+
+@dataclass
+class StageConfig:
+    """One training stage: a loss, its batch order and optimiser settings."""
+
+    name: str = "bsc"
+    loss: str = "bsc"
+    loss_params: dict[str, Any] = field(default_factory=dict)
+    epochs: int = 1
+    lr: float = 2e-5
+    batch_size: int = 30
+    warmup_ratio: float = 0.1
+    weight_decay: float = 0.01
+    bias_correction: bool = False
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
+    eps: float = 1e-6
+    max_grad_norm: float | None = 1.0
+    temperature_lr: float | None = None  # own learning rate for a trainable temperature (None: same as lr)
+    shuffle: str = "example"
+    shuffle_params: dict[str, Any] = field(default_factory=dict)
+    init: str = "best"  # start from the best checkpoint so far ("best") or the previous stage's last ("last")
+
+
+@dataclass
+class TrainConfig:
+    """A whole training run."""
+
+    name: str = "run"
+    base_model: str = "default"
+    max_seq_length: int | None = 90
+    seed: int = 42
+    seeds: int = 1  # seed search: train with seed, seed+1, ... and keep the best on dev
+    device: str = "auto"
+    amp: str = "auto"  # auto: fp16 autocast + GradScaler on CUDA, off on CPU | fp16 | bf16 | off
+    log_every: int = 10  # a `step` progress event every N optimiser steps
+    eval_before_training: bool = True  # score the base model first (epoch 0 of the curves)
+    select_base: bool = False  # may the untouched base model win checkpoint selection?
+    progress_bar: bool = True
+    data: DataConfig = field(default_factory=DataConfig)
+    dev: DevConfig = field(default_factory=DevConfig)
+    stages: list[StageConfig] = field(default_factory=lambda: [StageConfig()])
+
+
+class ConfigError(ValueError):
+    """A config file or override is malformed."""
+
+
+def _build(cls: type[T], raw: Any, where: str) -> T:
+    """Construct dataclass `cls` from a dict, recursing into nested configs and rejecting unknown keys."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(raw) - set(fields))
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(fields)}")
+    nested = {"data": DataConfig, "dev": DevConfig, "negatives": NegativesConfig}
+    kwargs: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in nested and value is not None:
+            kwargs[key] = _build(nested[key], value, f"{where}.{key}")
+        elif key == "stages":
+            if not isinstance(value, list) or not value:
+                raise ConfigError(f"{where}.stages: expected a non-empty list")
+            kwargs[key] = [_build(StageConfig, s, f"{where}.stages.{i}") for i, s in enumerate(value)]
+        else:
+            kwargs[key] = value
+    return cls(**kwargs)
+
+
+def config_from_dict(raw: dict[str, Any]) -> TrainConfig:
+    """Build and validate a TrainConfig from a plain dict (as read from YAML)."""
+    config = _build(TrainConfig, raw, "config")
+    validate(config)
+    return config
+
+
+def validate(config: TrainConfig) -> None:
+    """Check value ranges that would otherwise fail late, mid-training."""
+    if config.seeds < 1:
+        raise ConfigError("seeds must be >= 1")
+    if config.amp not in {"auto", "fp16", "bf16", "off"}:
+        raise ConfigError(f"amp must be auto|fp16|bf16|off, got {config.amp!r}")
+    if config.dev.kind not in {"beir", "pairs", "split", "none"}:
+        raise ConfigError(f"dev.kind must be beir|pairs|split|none, got {config.dev.kind!r}")
+    if config.dev.task not in {"retrieval", "rerank", "f1", "spearman"}:
+        raise ConfigError(f"dev.task must be retrieval|rerank|f1|spearman, got {config.dev.task!r}")
+    for i, stage in enumerate(config.stages):
+        if stage.epochs < 1 or stage.batch_size < 1 or stage.lr <= 0:
+            raise ConfigError(f"stages.{i}: epochs, batch_size and lr must be positive")
+        if not 0 <= stage.warmup_ratio < 1:
+            raise ConfigError(f"stages.{i}.warmup_ratio must be in [0, 1)")
+        if stage.init not in {"best", "last"}:
+            raise ConfigError(f"stages.{i}.init must be best|last")
+
+
+def config_to_dict(config: TrainConfig) -> dict[str, Any]:
+    """Plain-dict view of a config (what config.yaml in a run folder holds)."""
+    return dataclasses.asdict(config)
+
+
+def _parse_value(text: str) -> Any:
+    """Parse an override value with YAML rules: `3e-5` -> float, `true` -> bool, `[1, 2]` -> list."""
+    value = yaml.safe_load(text) if text.strip() else ""
+    # YAML 1.1 reads "3e-5" (no dot) as a string; numbers are what people mean.
+    if isinstance(value, str):
+        try:
+            return float(value) if any(c in value.lower() for c in ".e") else int(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _set_path(raw: Any, keys: list[str], value: Any, full: str) -> None:
+    """Set `value` at a dotted path inside nested dicts/lists; `*` applies to every list element."""
+    key, rest = keys[0], keys[1:]
+    if isinstance(raw, list):
+        targets = range(len(raw)) if key == "*" else [int(key)] if key.isdigit() else None
+        if targets is None or any(i >= len(raw) for i in targets):
+            raise ConfigError(f"--set {full}: {key!r} is not an index of a {len(raw)}-element list")
+        for i in targets:
+            if rest:
+                _set_path(raw[i], rest, copy.deepcopy(value), full)
+            else:
+                raw[i] = value
+        return
+    if not isinstance(raw, dict):
+        raise ConfigError(f"--set {full}: cannot descend into {type(raw).__name__}")
+    if not rest:
+        raw[key] = value
+        return
+    if raw.get(key) is None:
+        raw[key] = {}
+    _set_path(raw[key], rest, value, full)
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Return a copy of `raw` with `a.b.c=value` overrides applied (`stages.*.lr=1e-5` for all stages)."""
+    result = copy.deepcopy(raw)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set expects key=value, got {item!r}")
+        key, text = item.split("=", 1)
+        _set_path(result, key.strip().split("."), _parse_value(text), item)
+    return result
+
+
+def find_config(name_or_path: str) -> Path:
+    """A config path as given, or a bare name looked up in training/configs/<name>.yaml."""
+    path = Path(os.path.expanduser(name_or_path))
+    if path.is_file():
+        return path
+    for candidate in (CONFIG_DIR / name_or_path, CONFIG_DIR / f"{name_or_path}.yaml"):
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"config {name_or_path!r} not found (as a path or in {CONFIG_DIR})")
+
+
+def load_raw_config(name_or_path: str) -> dict[str, Any]:
+    """Read a YAML config into a dict; its `name` defaults to the file name."""
+    path = find_config(name_or_path)
+    raw = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping")
+    raw.setdefault("name", path.stem)
+    return raw
+
+
+def resolve_data_path(path: str | None) -> str | None:
+    """Resolve a data path against the working directory, else against the repository root."""
+    if not path:
+        return path
+    candidate = Path(os.path.expanduser(path))
+    if candidate.is_absolute() or candidate.exists():
+        return str(candidate.resolve())
+    from_root = REPO_ROOT / candidate
+    return str(from_root.resolve()) if from_root.exists() else str(candidate)
+
+
+def resolve_paths(config: TrainConfig) -> TrainConfig:
+    """Return a copy whose data and dev paths are absolute where they exist (recorded in the run folder)."""
+    config = copy.deepcopy(config)
+    config.data.train_pairs = resolve_data_path(config.data.train_pairs) or ""
+    if config.data.negatives is not None:
+        config.data.negatives.corpus = resolve_data_path(config.data.negatives.corpus)
+    config.dev.path = resolve_data_path(config.dev.path)
+    if config.base_model not in {"", "default"}:
+        local = resolve_data_path(config.base_model)
+        if local and Path(local).exists():
+            config.base_model = local
+    return config
