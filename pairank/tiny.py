@@ -32,7 +32,8 @@ def build_tiny_model(
 ) -> Path:
     """Create and save a small BERT bi-encoder with mean pooling; returns the saved folder."""
     import torch
-    from sentence_transformers import SentenceTransformer, models
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, trainers
     from tokenizers.models import WordPiece
     from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
@@ -74,8 +75,8 @@ def build_tiny_model(
     hf_dir = output_dir / "_hf"
     BertModel(config).save_pretrained(hf_dir)
     fast.save_pretrained(hf_dir)
-    transformer = models.Transformer(str(hf_dir), max_seq_length=128)
-    pooling = models.Pooling(transformer.get_word_embedding_dimension(), pooling_mode="mean")
+    transformer = Transformer(str(hf_dir), max_seq_length=128)
+    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
     model = SentenceTransformer(modules=[transformer, pooling], device="cpu")
     model.save(str(output_dir))
     import shutil

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,8 @@ class PairSet:
     def as_labeled_pairs(self, raw: bool = True) -> list[LabeledPair]:
         """Back to LabeledPairs (raw labels by default, as the evaluation module expects)."""
         labels = self.raw_labels if raw and len(self.raw_labels) else self.labels
-        return [LabeledPair(q, d, float(y)) for q, d, y in zip(self.firsts, self.seconds, labels, strict=True)]
+        rows = zip(self.firsts, self.seconds, labels, strict=True)
+        return [LabeledPair(q, d, float(y)) for q, d, y in rows]
 
 
 def scale_labels(labels: np.ndarray, label_range: Sequence[float] | None) -> np.ndarray:
@@ -174,10 +176,8 @@ def sample_negatives(pairs: PairSet, config: NegativesConfig, encode: Encoder) -
     return PairSet(firsts, seconds, np.asarray(labels, np.float32), np.asarray(raw, np.float64))
 
 
-def _corpus_file(path: str) -> Any:
+def _corpus_file(path: str) -> Path:
     """Accept a BEIR folder or its corpus.jsonl."""
-    from pathlib import Path
-
     p = Path(path)
     return p / "corpus.jsonl" if p.is_dir() else p
 

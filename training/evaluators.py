@@ -9,7 +9,7 @@ encodes every distinct text once (the 10,369 PFCC-S claims once per epoch).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from training.data import PairSet, pairs_to_beir
 try:  # sentence-transformers >= 5.2 moved the evaluators; older releases keep the old path
     from sentence_transformers.sentence_transformer.evaluation import SentenceEvaluator
 except ImportError:  # pragma: no cover - depends on the installed version
-    from sentence_transformers.evaluation import SentenceEvaluator
+    from sentence_transformers.evaluation import SentenceEvaluator  # type: ignore[no-redef]
 
 RANKING_TASKS = ("retrieval", "rerank")
 PAIR_TASKS = ("f1", "spearman")
@@ -75,17 +75,18 @@ class DevEvaluator(SentenceEvaluator):
     def __call__(
         self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
     ) -> dict[str, float]:
-        """Encode the dev texts with `model` and return the metrics (keys as the evaluation module names them)."""
+        """Encode the dev texts with `model`; return the metrics (named as the evaluation module does)."""
         encode = model_encoder(model, self.batch_size)
         if isinstance(self.data, BeirDataset):
-            mode = "retrieval" if self.task == "retrieval" else "rerank"
+            mode: Literal["retrieval", "rerank"] = "retrieval" if self.task == "retrieval" else "rerank"
             report = evaluate_beir(encode, self.data, mode, relevance_level=int(self.relevance_level))
             metrics = {k: float(v) for k, v in report.means.items()}
         else:
-            task = "f1" if self.task == "f1" else "spearman"
+            task: Literal["f1", "spearman"] = "f1" if self.task == "f1" else "spearman"
             found = evaluate_pairs(encode, list(self.data), task)
             metrics = {k: float(v) for k, v in found.items() if isinstance(v, int | float)}
-        metric = self.primary_metric.removeprefix(f"{self.name}_") if self.name else self.primary_metric
+        metric = str(self.primary_metric)
+        metric = metric.removeprefix(f"{self.name}_") if self.name else metric
         if metric not in metrics:
             raise KeyError(f"dev metric {metric!r} not among the evaluator's metrics {sorted(metrics)}")
         return self.prefix_name_to_metrics(metrics, self.name)  # type: ignore[no-any-return]

@@ -114,7 +114,8 @@ def param_groups(
     temperature_lr: float | None = None,
 ) -> list[dict[str, Any]]:
     """Optimizer groups: decayed weights, undecayed biases/norms, extra loss parameters, temperatures."""
-    decay, no_decay = [], []
+    decay: list[nn.Parameter] = []
+    no_decay: list[nn.Parameter] = []
     for name, p in model.named_parameters():
         if p.requires_grad:
             (no_decay if any(tag in name for tag in NO_DECAY) else decay).append(p)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 
 def plot_training_curves(
     path: Path,
-    step_losses: dict[int, Sequence[tuple[int, float]]],
+    step_losses: Mapping[int, Sequence[tuple[int, float]]],
     epochs: Sequence[dict[str, Any]],
     metric: str,
     title: str = "",

@@ -101,14 +101,18 @@ class RunFolder:
     def prepare(self) -> None:
         """Create the folder; refuse to overwrite a finished run."""
         if self.manifest_path.exists():
-            raise FileExistsError(f"{self.root} already holds a finished run ({MANIFEST}); choose another --output")
+            raise FileExistsError(
+                f"{self.root} already holds a finished run ({MANIFEST}); use another --output"
+            )
         self.root.mkdir(parents=True, exist_ok=True)
         # A rerun into an interrupted folder starts its event log afresh.
         (self.root / "events.jsonl").unlink(missing_ok=True)
 
     def write_config(self, config: dict[str, Any]) -> None:
         """The resolved config (after overrides, with absolute data paths)."""
-        atomic_write_text(self.root / "config.yaml", yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+        atomic_write_text(
+            self.root / "config.yaml", yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+        )
 
     def write_metrics(self, metrics: dict[str, Any]) -> None:
         """Per-epoch metrics; rewritten after every epoch so a running job can be inspected."""

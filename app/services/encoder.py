@@ -32,7 +32,7 @@ class Encoder:
         self.model = model
         self.spec = spec
         self.batch_size = batch_size
-        dimension = model.get_sentence_embedding_dimension()
+        dimension = model.get_embedding_dimension()
         if dimension is None:
             dimension = int(model.encode(["dimension probe"], convert_to_numpy=True).shape[1])
         self.dimension = int(dimension)

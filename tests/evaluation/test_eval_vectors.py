@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import VECTORS
 
 from evaluation.metrics import evaluate_ranking, rank_documents
+
+VECTORS = Path(__file__).parent / "vectors"
 
 TOLERANCE = 1e-6
 EXPECTED_KEYS = [
@@ -50,14 +52,18 @@ def test_readme_rankings_follow_trec_eval_tie_order(vectors_run: dict[str, dict[
     assert rank_documents(vectors_run["q3"]) == ["d3", "d2", "d1", "d6", "d4"]
 
 
-@pytest.mark.parametrize("metric", ["MAP@1", "P@1", "MRR@1", "MAP@5", "P@5", "MRR@5", "MAP@10", "P@10", "MRR@10"])
+@pytest.mark.parametrize(
+    "metric", ["MAP@1", "P@1", "MRR@1", "MAP@5", "P@5", "MRR@5", "MAP@10", "P@10", "MRR@10"]
+)
 def test_reproduces_trectools_means(
     metric: str, expected_variants: dict[str, Any], vectors_qrels: dict[str, Any], vectors_run: dict[str, Any]
 ) -> None:
     # trectools (the CLEF CheckThat! scorer) shares trec_eval's tie order, so all of its means apply,
     # including MRR@k, which pytrec_eval does not compute.
     report = evaluate_ranking(vectors_qrels, vectors_run, metrics=[metric])
-    assert report.means[metric] == pytest.approx(expected_variants["trectools"]["means"][metric], abs=TOLERANCE)
+    assert report.means[metric] == pytest.approx(
+        expected_variants["trectools"]["means"][metric], abs=TOLERANCE
+    )
 
 
 def _file_order_run(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
@@ -76,7 +82,9 @@ def test_semeval_map_matches_the_derived_scorer_when_ties_follow_file_order(
     # while we order ties by document id descending. Breaking the ties the scorer's way first (the
     # run's dict keeps file order) makes every value of the variant apply: MAP is our SemEval-MAP@10.
     semeval = expected_variants["derived_semeval_task3_ev.py"]["metrics"]
-    report = evaluate_ranking(vectors_qrels, _file_order_run(vectors_run), metrics=["SemEval-MAP@10", "MRR@10"])
+    report = evaluate_ranking(
+        vectors_qrels, _file_order_run(vectors_run), metrics=["SemEval-MAP@10", "MRR@10"]
+    )
     for query_id, value in semeval["MAP"]["per_query"].items():
         assert report.per_query[query_id]["SemEval-MAP@10"] == pytest.approx(value, abs=TOLERANCE), query_id
         assert report.per_query[query_id]["MRR@10"] == pytest.approx(

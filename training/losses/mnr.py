@@ -1,8 +1,8 @@
 """Multiple negatives ranking (MNR) loss: one-sided in-batch softmax over scaled cosine similarities.
 
 For each positive pair i: -log( exp(s * cos(q_i, d_i)) / sum_j exp(s * cos(q_i, c_j)) ), where the
-candidates c are all documents of the batch followed by all hard negatives and s is the scale (20, i.e. tau
-= 0.05).
+candidates c are all documents of the batch followed by all hard negatives, and s is the scale (20, that
+is tau = 0.05).
 """
 
 from __future__ import annotations

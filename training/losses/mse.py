@@ -1,5 +1,4 @@
-"""Pointwise MSE between the cosine similarity of each pair and its target similarity (SBERT's regression
-loss).
+"""Pointwise MSE between each pair's cosine similarity and its target (SBERT's regression objective).
 
 L_MSE(X) = 1/m sum_i (cos(q_i, d_i) - y_i)^2, with y_i the label mapped to [0, 1] (BSC paper, section 3.4).
 """

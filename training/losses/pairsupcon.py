@@ -1,5 +1,4 @@
-"""PairSupCon (Zhang et al., EMNLP 2021; paper 004): weighted bidirectional instance discrimination + pair
-head.
+"""PairSupCon (Zhang et al., EMNLP 2021; paper 004): weighted bidirectional instance discrimination + head.
 
 For a batch of M pairs, the 2M sentences z (first texts, then second texts) are compared by cosine s. For the
 first text x_i of a positive pair, with partner x_i' and the other 2M - 2 sentences as negatives (eq. 3):
@@ -23,16 +22,24 @@ from torch import Tensor, nn
 
 from training.losses.base import PairLoss, masked_row_mean, positive_rows
 
+WEIGHTINGS: tuple[str, ...] = ("eq3", "importance")
+
 
 def weighted_instance_discrimination(
-    z1: Tensor, z2: Tensor, positive: Tensor, temperature: float = 0.05
+    z1: Tensor, z2: Tensor, positive: Tensor, temperature: float = 0.05, weighting: str = "eq3"
 ) -> Tensor:
     """(1 / P_M) sum over positive pairs i of (l_wID^i + l_wID^i') (eq. 2 with eq. 3's weighted terms).
 
     ``positive`` is the (M,) boolean mask of positive pairs; sentences of negative pairs are still negatives
     of every anchor. The importance weights alpha_j are detached: they act as sampling weights, not as a
     path for gradients. With M = 1 there are no negatives and the term is log(1) = 0.
+
+    ``weighting="eq3"`` is eq. 3 as printed: alpha_j multiplies the similarity inside the exponent.
+    ``"importance"`` reads alpha_j as an importance weight on each negative's term instead,
+    log(1 + sum_j alpha_j exp[(s_ij - s_ii') / tau]), the usual importance-sampling estimate.
     """
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"unknown weighting {weighting!r}; valid: {', '.join(WEIGHTINGS)}")
     size = z1.shape[0]
     z = F.normalize(torch.cat([z1.float(), z2.float()], dim=0), dim=1)
     sim = z @ z.T
@@ -44,14 +51,16 @@ def weighted_instance_discrimination(
     is_negative[idx, partner] = False
     n_negatives = 2 * size - 2
     minus_inf = torch.full_like(sim, float("-inf"))
-    alpha = torch.zeros_like(sim)
+    # alpha_j = (2M - 2) * softmax of s / tau over the anchor's negatives: its weight relative to the mean.
+    alpha = torch.ones_like(sim)
     if n_negatives > 0:
-        # alpha_j = (2M - 2) * softmax over the anchor's negatives of s / tau: the weight relative to the
-        # mean.
-        alpha = (
-            n_negatives * torch.softmax(torch.where(is_negative, sim / temperature, minus_inf), dim=1)
-        ).detach()
-    logits = torch.where(is_negative, (alpha * sim - positive_sim[:, None]) / temperature, minus_inf)
+        masked = torch.where(is_negative, sim / temperature, minus_inf)
+        alpha = (n_negatives * torch.softmax(masked, dim=1)).detach()
+    if weighting == "eq3":
+        logits = (alpha * sim - positive_sim[:, None]) / temperature
+    else:
+        logits = alpha.clamp_min(1e-30).log() + (sim - positive_sim[:, None]) / temperature
+    logits = torch.where(is_negative, logits, minus_inf)
     # log(1 + sum exp(x)) = logsumexp over [0, x...], stable and exactly 0 when there is no negative.
     per_anchor = torch.logsumexp(torch.cat([torch.zeros_like(sim[:, :1]), logits], dim=1), dim=1)
     per_pair = per_anchor[:size] + per_anchor[size:]
@@ -68,6 +77,7 @@ def pairsupcon_loss_from_embeddings(
     temperature: float = 0.05,
     beta: float = 1.0,
     threshold: float = 0.0,
+    weighting: str = "eq3",
 ) -> Tensor:
     """mean_i CE(f(u_i, v_i, |u_i - v_i|), 1[y_i > t]) + beta * weighted_instance_discrimination(h(u), h(v)).
 
@@ -81,7 +91,7 @@ def pairsupcon_loss_from_embeddings(
         raise ValueError(f"u and v must both be (M, dim); got {tuple(u.shape)} and {tuple(v.shape)}")
     positive = positive_rows(labels, threshold, u.shape[0], u.device)
     z1, z2 = (u, v) if projector is None else (projector(u), projector(v))
-    loss = beta * weighted_instance_discrimination(z1, z2, positive, temperature)
+    loss = beta * weighted_instance_discrimination(z1, z2, positive, temperature, weighting)
     if classifier is not None:
         pair_logits = classifier(torch.cat([u, v, (u - v).abs()], dim=1))
         loss = loss + F.cross_entropy(pair_logits.float(), positive.long())
@@ -89,14 +99,14 @@ def pairsupcon_loss_from_embeddings(
 
 
 class PairSupConLoss(PairLoss):
-    """PairSupCon: weighted instance discrimination plus a (u, v, |u - v|) pair classifier owned by the
-    loss."""
+    """PairSupCon: weighted instance discrimination plus a (u, v, |u - v|) classifier owned by the loss."""
 
     def __init__(
         self,
         model: nn.Module,
         temperature: float = 0.05,
         beta: float = 1.0,
+        weighting: str = "eq3",
         use_classifier: bool = True,
         projection_dim: int | None = None,
         embedding_dim: int | None = None,
@@ -109,18 +119,22 @@ class PairSupConLoss(PairLoss):
         Args:
             temperature: tau of the instance discrimination.
             beta: weight of the instance-discrimination term (paper: 1).
+            weighting: ``eq3`` (alpha_j multiplies the similarity, as printed) or ``importance`` (alpha_j
+                weighs each negative's exponential), see weighted_instance_discrimination.
             use_classifier: add the linear (3 dim -> 2) pair classifier with cross-entropy.
-            projection_dim: if set, instance discrimination runs on a 2-layer MLP head (dim -> dim -> proj),
-            as
-                in the paper's appendix (128); None runs it on the sentence embeddings themselves, which are
-                what the service ranks with.
+            projection_dim: if set, instance discrimination runs on a 2-layer MLP head h (dim -> dim ->
+                projection_dim), as in the paper's appendix (128); None runs it on the sentence embeddings
+                themselves, which are what the service ranks with.
             embedding_dim: the sentence embedding size; read from the model when None.
         """
         super().__init__(model, label_min=label_min, label_max=label_max)
         if not temperature > 0:
             raise ValueError(f"temperature must be positive, got {temperature}")
         self.temperature = float(temperature)
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"unknown weighting {weighting!r}; valid: {', '.join(WEIGHTINGS)}")
         self.beta = float(beta)
+        self.weighting = weighting
         self.threshold = float(threshold)
         self.use_classifier = bool(use_classifier)
         self.projection_dim = projection_dim
@@ -149,8 +163,7 @@ class PairSupConLoss(PairLoss):
         features = list(sentence_features)
         if len(features) < 2:
             raise ValueError("PairSupConLoss needs 2 columns (first texts, second texts)")
-        # Extra columns have no place in eq. 5 (every sentence already serves as a negative), so they are
-        # unused.
+        # Extra columns have no place in eq. 5 (every sentence already serves as a negative): unused.
         u, v = self.embed(features[:2])
         return pairsupcon_loss_from_embeddings(
             u,
@@ -161,6 +174,7 @@ class PairSupConLoss(PairLoss):
             temperature=self.temperature,
             beta=self.beta,
             threshold=self.threshold,
+            weighting=self.weighting,
         )
 
     def get_config_dict(self) -> dict[str, Any]:
@@ -168,6 +182,7 @@ class PairSupConLoss(PairLoss):
         return {
             "temperature": self.temperature,
             "beta": self.beta,
+            "weighting": self.weighting,
             "use_classifier": self.use_classifier,
             "projection_dim": self.projection_dim,
             "threshold": self.threshold,

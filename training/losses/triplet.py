@@ -1,12 +1,11 @@
 """Triplet loss with margin: max(dist(q_i, d_i) - dist(q_i, n_i) + margin, 0), averaged over positive pairs.
 
-The negative n_i of anchor q_i is, when the batch has hard-negative columns (sentence_features[2:]), the row's
-own hard negative in each column (the hinge is averaged over the columns); otherwise it is the in-batch
-hardest
-negative: the closest document d_j of the batch that is not a positive of q_i (j != i, and not a document
-that an identical-text positive pair vouches for, see base.positive_pair_mask). Documents of
-labeled-negative pairs are candidates, which is how labeled negatives become hard negatives here. Pairs
-whose label is <= threshold have no positive and are skipped as anchors.
+The negative n_i of anchor q_i is, when the batch has hard-negative columns (sentence_features[2:]), the
+row's own hard negative in each column (the hinge is averaged over the columns); otherwise it is the
+in-batch hardest negative: the closest document d_j of the batch that is not a positive of q_i (j != i,
+and not a document that an identical-text positive pair vouches for, see base.positive_pair_mask).
+Documents of labeled-negative pairs are candidates, which is how labeled negatives become hard negatives
+here. Pairs whose label is <= threshold have no positive and are skipped as anchors.
 """
 
 from __future__ import annotations

@@ -1,0 +1,51 @@
+"""Shared fixtures: a tiny offline model built once, databases (SQLite always, PostgreSQL when configured)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+
+from pairank.tiny import build_tiny_model
+
+POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny BERT bi-encoder with a tokenizer trained on the fly (offline, a few seconds)."""
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+def _postgres_schema_url(base_url: str, schema: str) -> str:
+    # Each test gets its own schema, so runs never see each other's tables.
+    url = make_url(base_url)
+    query = dict(url.query)
+    query["options"] = f"-csearch_path={schema}"
+    return url.set(query=query).render_as_string(hide_password=False)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database: a SQLite file, or a fresh schema on TEST_DATABASE_URL's PostgreSQL."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'test.db'}"
+        return
+    base_url = os.environ.get("TEST_DATABASE_URL")
+    if not base_url:
+        pytest.skip(POSTGRES_SKIP_REASON)
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base_url)
+    with admin.begin() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        yield _postgres_schema_url(base_url, schema)
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        admin.dispose()

@@ -1,0 +1,163 @@
+"""`pairank train`: fine-tune a bi-encoder from a YAML config, with command-line overrides.
+
+    pairank train --config training/configs/pfcc_snopes.yaml [--output DIR] [--set stages.0.lr=3e-5 ...]
+    pairank train --train-pairs exported.jsonl [--dev-pairs dev.jsonl | --dev-beir DIR] [--output DIR]
+
+stdout carries only JSON-lines progress events (see training/README.md); logs and progress bars go
+to stderr, so a parent process (the service) can parse stdout line by line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from training.config import (
+    ConfigError,
+    apply_overrides,
+    config_from_dict,
+    config_to_dict,
+    load_raw_config,
+    resolve_paths,
+)
+
+_METRIC_FOR_TASK = {"retrieval": "MRR", "rerank": "MRR", "f1": "f1", "spearman": "spearman"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Arguments of `pairank train`."""
+    parser = argparse.ArgumentParser(prog="pairank train", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--config", help="YAML config: a path or a name in training/configs/ (e.g. pfcc_snopes)"
+    )
+    parser.add_argument(
+        "--output", type=Path, help="run folder (default: <PAIRANK_DATA_DIR or ./data>/runs/<ts>-<name>)"
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config value, e.g. stages.0.lr=3e-5, stages.*.epochs=2, dev.metric=MAP",
+    )
+    parser.add_argument("--name", help="config name (used in the run folder and model id)")
+    parser.add_argument("--base-model", help="'default', a local model folder or a hub name")
+    parser.add_argument("--train-pairs", help="training pairs JSONL ({query, document, label} per line)")
+    parser.add_argument("--dev-pairs", help="dev pairs JSONL (ranking by MRR for 0/1 labels, else Spearman)")
+    parser.add_argument("--dev-beir", help="dev set as a BEIR folder (corpus, queries, qrels/<split>.tsv)")
+    parser.add_argument("--dev-split", default=None, help="qrels split of --dev-beir (default: dev)")
+    parser.add_argument("--dev-task", choices=sorted(_METRIC_FOR_TASK), help="how the dev set is scored")
+    parser.add_argument("--dev-metric", help="selection metric (e.g. MRR, MAP, HasPositive@1, f1, spearman)")
+    parser.add_argument("--epochs", type=int, help="epochs of every stage")
+    parser.add_argument("--device", help="auto, cpu, cuda or cuda:N")
+    parser.add_argument("--no-progress-bar", action="store_true", help="no tqdm bars on stderr")
+    parser.add_argument(
+        "--print-config", action="store_true", help="print the resolved config as YAML and exit"
+    )
+    return parser
+
+
+def _pair_labels_are_binary(path: str) -> bool:
+    """True when every label of a pairs file is 0 or 1."""
+    from evaluation.datasets import load_pairs
+
+    return all(p.label in (0.0, 1.0) for p in load_pairs(path))
+
+
+def _dev_from_args(args: argparse.Namespace, dev: dict[str, Any]) -> dict[str, Any]:
+    """Turn --dev-pairs / --dev-beir (+ task/metric/split) into the `dev` section."""
+    if args.dev_pairs and args.dev_beir:
+        raise ConfigError("give --dev-pairs or --dev-beir, not both")
+    dev = dict(dev or {})
+    if args.dev_pairs:
+        dev.update(kind="pairs", path=args.dev_pairs)
+        dev["task"] = args.dev_task or (
+            "retrieval" if _pair_labels_are_binary(args.dev_pairs) else "spearman"
+        )
+    elif args.dev_beir:
+        from evaluation.datasets import default_relevance_level, infer_task, pairs_path
+
+        split = args.dev_split or "dev"
+        task = args.dev_task or infer_task(args.dev_beir, split)
+        if task == "pairs":  # classification/similarity pairs (MRPC, STS-b) live next to the qrels
+            found = pairs_path(args.dev_beir, split)
+            dev.update(
+                kind="pairs",
+                path=str(found),
+                task="f1" if _pair_labels_are_binary(str(found)) else "spearman",
+            )
+        else:
+            dev.update(
+                kind="beir",
+                path=args.dev_beir,
+                split=split,
+                task=task,
+                relevance_level=default_relevance_level(args.dev_beir),
+            )
+    elif args.dev_task:
+        dev["task"] = args.dev_task
+    if args.dev_pairs or args.dev_beir or args.dev_task:
+        dev["metric"] = args.dev_metric or _METRIC_FOR_TASK[dev["task"]]
+    elif args.dev_metric:
+        dev["metric"] = args.dev_metric
+    return dev
+
+
+def resolve_config(args: argparse.Namespace) -> Any:
+    """The TrainConfig that the arguments describe: file, then shortcut options, then --set overrides."""
+    raw: dict[str, Any] = load_raw_config(args.config) if args.config else {"name": "pairs"}
+    if args.name:
+        raw["name"] = args.name
+    if args.base_model:
+        raw["base_model"] = args.base_model
+    if args.device:
+        raw["device"] = args.device
+    if args.no_progress_bar:
+        raw["progress_bar"] = False
+    if args.train_pairs:
+        raw["data"] = {**(raw.get("data") or {}), "train_pairs": args.train_pairs}
+    raw["dev"] = _dev_from_args(args, raw.get("dev") or {})
+    if args.epochs is not None:
+        raw.setdefault("stages", [{}])
+        for stage in raw["stages"]:
+            stage["epochs"] = args.epochs
+    return config_from_dict(apply_overrides(raw, args.overrides))
+
+
+def train(argv: list[str]) -> int:
+    """Entry point of `pairank train`; returns the process exit code."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        config = resolve_config(args)
+    except (ConfigError, OSError, ValueError) as error:
+        print(f"pairank train: {error}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        print(yaml.safe_dump(config_to_dict(resolve_paths(config)), sort_keys=False), end="")
+        return 0
+    if not config.data.train_pairs:
+        print("pairank train: no training pairs (set data.train_pairs or --train-pairs)", file=sys.stderr)
+        return 2
+    from training.trainer import train as run_training
+
+    try:
+        run_training(config, output=args.output)
+    except KeyboardInterrupt:
+        print("pairank train: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # the error event is already on stdout; a short message for humans here
+        logging.getLogger("pairank.train").exception("training failed")
+        print(f"pairank train: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(train(sys.argv[1:]))
