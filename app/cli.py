@@ -16,7 +16,9 @@ def _configure_logging() -> None:
 
 def migrate(argv: list[str]) -> int:
     """Apply pending migrations to the configured database."""
-    argparse.ArgumentParser(prog="pairank migrate", description="Apply pending database migrations.").parse_args(argv)
+    argparse.ArgumentParser(
+        prog="pairank migrate", description="Apply pending database migrations."
+    ).parse_args(argv)
     _configure_logging()
     from app.db.migrate import upgrade_to_head
 

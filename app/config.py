@@ -15,13 +15,23 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PAIRANK_", env_file=None, extra="ignore")
 
     data_dir: Path = Field(Path("./data"), description="Database (SQLite default), index bundles and models.")
-    database_url: str | None = Field(None, description="SQLAlchemy URL; default: SQLite file in the data dir.")
-    model: str = Field("default", description="`default` (bundled all-MiniLM-L6-v2), a local folder or a hub name.")
-    admin_api_key: str | None = Field(None, description="Key for /admin routes (X-API-Key); unset disables them.")
-    device: str | None = Field(None, description="Torch device for the model; default: cuda if present, else cpu.")
+    database_url: str | None = Field(
+        None, description="SQLAlchemy URL; default: SQLite file in the data dir."
+    )
+    model: str = Field(
+        "default", description="`default` (bundled all-MiniLM-L6-v2), a local folder or a hub name."
+    )
+    admin_api_key: str | None = Field(
+        None, description="Key for /admin routes (X-API-Key); unset disables them."
+    )
+    device: str | None = Field(
+        None, description="Torch device for the model; default: cuda if present, else cpu."
+    )
     index_factory: str = Field("Flat", description="Faiss factory string for new indexes, e.g. `HNSW32`.")
     encode_batch_size: int = Field(64, ge=1, le=4096, description="Texts per model forward pass.")
-    max_seq_length: int | None = Field(None, ge=8, le=8192, description="Truncate inputs to this many tokens.")
+    max_seq_length: int | None = Field(
+        None, ge=8, le=8192, description="Truncate inputs to this many tokens."
+    )
     duplicate_threshold: float = Field(
         0.8, ge=-1.0, le=1.0, description="Cosine threshold for duplicates when a corpus has none calibrated."
     )

@@ -122,6 +122,7 @@ def format_table(report: dict[str, Any]) -> str:
     metrics: dict[str, Any] = report["metrics"]
     title = f"{report['dataset']} / {report['split']} ({report['mode']})"
     if report["mode"] == "pairs":
+        title = f"{report['dataset']} / {report['split']} (pairs, {report['pair_task']})"
         rows = [f"  {name:<10} {_cell(value)}" for name, value in metrics.items() if name != "task"]
         return "\n".join([title, *rows])
     cutoffs = sorted({int(name.split("@")[1]) for name in metrics if "@" in name and "SemEval" not in name})

@@ -79,7 +79,9 @@ class VectorIndex:
             new_ids = np.arange(self._next_id, self._next_id + len(doc_ids), dtype=np.int64)
             self._next_id += len(doc_ids)
             self._faiss.add_with_ids(matrix, new_ids)
-            for int_id, doc_id, digest, row in zip(new_ids.tolist(), doc_ids, text_hashes, matrix, strict=True):
+            for int_id, doc_id, digest, row in zip(
+                new_ids.tolist(), doc_ids, text_hashes, matrix, strict=True
+            ):
                 self._int_of[doc_id] = int_id
                 self._doc_of[int_id] = doc_id
                 self._hash_of[doc_id] = digest
@@ -105,7 +107,7 @@ class VectorIndex:
             del self._hash_of[doc_id]
             del self._vector_of[int_id]
         try:
-            self._faiss.remove_ids(np.asarray(int_ids, dtype=np.int64))
+            self._faiss.remove_ids(np.asarray(int_ids, dtype=np.int64))  # type: ignore[arg-type]  # numpy overload
         except RuntimeError:
             # HNSW and friends cannot remove: filter at search time, rebuild when too many are dead.
             self._dead.update(int_ids)

@@ -10,7 +10,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-# subcommand -> (module, function, one-line help); each function takes its own argv list and returns an exit code.
+# subcommand -> (module, function, help); each function takes its own argv and returns an exit code.
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("app.cli", "serve", "apply pending migrations and serve the API"),
     "migrate": ("app.cli", "migrate", "apply pending database migrations and exit"),

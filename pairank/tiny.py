@@ -46,7 +46,9 @@ def build_tiny_model(
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.decoder = decoders.WordPiece()
-    tokenizer.train_from_iterator(corpus, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special))
+    tokenizer.train_from_iterator(
+        corpus, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special)
+    )
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         unk_token="[UNK]",

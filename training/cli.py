@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 
@@ -130,6 +133,26 @@ def resolve_config(args: argparse.Namespace) -> Any:
     return config_from_dict(apply_overrides(raw, args.overrides))
 
 
+@contextmanager
+def events_only_stdout() -> Iterator[TextIO]:
+    """Yield a stream on the real stdout and point file descriptor 1 at stderr meanwhile.
+
+    Libraries print to stdout now and then (the Rust tokenizers trainer writes blank lines at the
+    C level); redirecting the descriptor keeps stdout a clean JSON-lines channel for the service.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    stream = os.fdopen(os.dup(saved), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)
+    try:
+        yield stream
+    finally:
+        sys.stdout.flush()
+        stream.close()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def train(argv: list[str]) -> int:
     """Entry point of `pairank train`; returns the process exit code."""
     args = build_parser().parse_args(argv)
@@ -145,10 +168,12 @@ def train(argv: list[str]) -> int:
     if not config.data.train_pairs:
         print("pairank train: no training pairs (set data.train_pairs or --train-pairs)", file=sys.stderr)
         return 2
+    from training.run_folder import EventWriter
     from training.trainer import train as run_training
 
     try:
-        run_training(config, output=args.output)
+        with events_only_stdout() as stream:
+            run_training(config, output=args.output, events=EventWriter(stream=stream))
     except KeyboardInterrupt:
         print("pairank train: interrupted", file=sys.stderr)
         return 130

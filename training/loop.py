@@ -130,12 +130,12 @@ def train_epoch(
     show = progress_bar and ctx.dist.is_main
     bar = tqdm(batches, desc=description, unit="batch", disable=not show, leave=False)
     for batch in bar:
+        lr = ctx.optimizer.param_groups[0]["lr"]  # the rate this step uses (the scheduler moves it after)
         loss = _train_step(ctx, pairs, batch)
         step = start_step + stats.steps + 1
         stats.steps += 1
         total += loss
         stats.losses.append((step, loss))
-        lr = ctx.optimizer.param_groups[0]["lr"]
         bar.set_postfix(loss=f"{loss:.4f}", lr=f"{lr:.2e}")
         if on_step is not None:
             on_step(step, loss, lr)

@@ -7,6 +7,7 @@ after the model folder has been renamed into place, so a manifest never points a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -33,6 +34,13 @@ def default_run_dir(config_name: str, timestamp: str) -> Path:
     return base / "runs" / f"{timestamp}-{config_name}"
 
 
+def _umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     """Write a file via a temporary sibling and rename, so readers never see half of it."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -42,6 +50,8 @@ def atomic_write_text(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates 0600 files; the service may read the run folder as another user.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -108,11 +118,11 @@ class RunFolder:
         # A rerun into an interrupted folder starts its event log afresh.
         (self.root / "events.jsonl").unlink(missing_ok=True)
 
-    def write_config(self, config: dict[str, Any]) -> None:
-        """The resolved config (after overrides, with absolute data paths)."""
-        atomic_write_text(
-            self.root / "config.yaml", yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
-        )
+    def write_config(self, config: Any) -> None:
+        """The resolved config (a TrainConfig or a dict; after overrides, with absolute data paths)."""
+        is_instance = dataclasses.is_dataclass(config) and not isinstance(config, type)
+        raw = dataclasses.asdict(config) if is_instance else config
+        atomic_write_text(self.root / "config.yaml", yaml.safe_dump(raw, sort_keys=False, allow_unicode=True))
 
     def write_metrics(self, metrics: dict[str, Any]) -> None:
         """Per-epoch metrics; rewritten after every epoch so a running job can be inspected."""
@@ -122,6 +132,7 @@ class RunFolder:
         """Save via `save(path)` into a temporary folder, then swap it in as model/."""
         tmp = Path(tempfile.mkdtemp(dir=self.root, prefix=".model."))
         try:
+            os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700 folders
             save(str(tmp))
             old = self.root / f".model.old.{os.getpid()}"
             if self.model_dir.exists():

@@ -83,7 +83,6 @@ def finish_run(
     timestamp: str,
     n_pairs: int,
     seconds: float,
-    metrics: dict[str, Any],
     config: TrainConfig,
 ) -> dict[str, Any]:
     """Save the best checkpoint as `model/`, write metrics.json and the plot, then manifest.json (last)."""
@@ -103,7 +102,7 @@ def finish_run(
         (Path(path) / "pairank_model.json").write_text(json.dumps(info, indent=2) + "\n")
 
     run.save_model(save)
-    run.write_metrics(metrics)
+    run.write_metrics(state.metrics_doc())
     plot_training_curves(
         run.root / "training_curves.png",
         state.step_losses,

@@ -2,7 +2,7 @@
 
 `train(config)` is the whole job: it loads the base model and the pairs, trains every stage
 (sequential training) with its loss from `training.losses` and its batch order from
-`training.shuffling` (re-ordered every epoch, batches are consecutive slices), scores the dev set
+`training.shuffling` (re-ordered every epoch; batches are consecutive slices), scores the dev set
 after every epoch, keeps the best checkpoint over all seed runs and writes the run folder.
 """
 
@@ -18,17 +18,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from pairank.models import load_sentence_transformer, pick_device, resolve_model
+from pairank.models import ModelSpec, load_sentence_transformer, pick_device, resolve_model
 from training import distributed as D
-from training.config import StageConfig, TrainConfig, config_to_dict, resolve_paths
+from training.config import TrainConfig, resolve_paths
 from training.data import PairSet, load_train_pairs, sample_negatives, split_by_query
 from training.evaluators import DevEvaluator, build_dev_evaluator, model_encoder
-from training.loop import StepContext, resolve_amp, train_epoch
-from training.losses import build_loss
-from training.optim import AdamW, build_scheduler, param_groups
 from training.run_folder import EventWriter, RunFolder, default_run_dir, utc_timestamp
 from training.run_summary import finish_run
-from training.shuffling import build_batch_order
+from training.stage import steps_per_epoch, train_stage
 
 
 @dataclass
@@ -40,7 +37,7 @@ class Best:
     state: dict[str, torch.Tensor] | None = None
 
     def offer(self, score: float | None, record: dict[str, Any], model: torch.nn.Module) -> bool:
-        """Keep the model's weights if `score` beats the best; None (no dev set) always replaces."""
+        """Keep the model's weights if `score` beats the best (ties keep the earlier); None always wins."""
         if score is not None and not score > self.score:
             return False
         self.score = float("-inf") if score is None else score
@@ -51,7 +48,7 @@ class Best:
 
 @dataclass
 class RunState:
-    """Shared state of a training job (all seed runs)."""
+    """Shared state of a training job (all seed runs), and the bookkeeping after each epoch."""
 
     config: TrainConfig
     run: RunFolder | None
@@ -62,10 +59,49 @@ class RunState:
     history: list[dict[str, Any]] = field(default_factory=list)
     step_losses: dict[int, list[tuple[int, float]]] = field(default_factory=dict)
     best: Best = field(default_factory=Best)
-    best_by_run: dict[int, Best] = field(default_factory=dict)  # per seed run: where `init: best` restarts
+    best_by_run: dict[int, Best] = field(default_factory=dict)  # where a stage with `init: best` restarts
     total_steps: int = 0
     done_steps: int = 0
     base_metrics: dict[str, float] | None = None
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """A progress event (rank 0 only) with the overall fraction of optimizer steps done."""
+        if self.dist.is_main:
+            self.events.emit(event, **fields, progress=round(self.done_steps / max(1, self.total_steps), 4))
+
+    def evaluate(self, model: Any) -> tuple[dict[str, float] | None, float | None, float]:
+        """Score the dev set on rank 0 and share it with every rank: (metrics, primary value, seconds)."""
+        if self.evaluator is None:
+            return None, None, 0.0
+        started = time.perf_counter()
+        metrics = self.evaluator(model) if self.dist.is_main else None
+        metrics = D.broadcast_object(metrics)
+        model.train()
+        assert metrics is not None
+        return metrics, float(metrics[str(self.evaluator.primary_metric)]), time.perf_counter() - started
+
+    def finish_epoch(self, record: dict[str, Any], model: Any) -> None:
+        """Offer the checkpoint to the run's and the job's bests, log the epoch, rewrite metrics.json."""
+        score = record["dev_metric"]
+        if record["stage"] >= 0 or self.config.select_base:
+            self.best_by_run[record["seed_run"]].offer(score, record, model)
+            record["is_best"] = self.best.offer(score, record, model)
+        else:
+            record["is_best"] = False
+        self.history.append(record)
+        keys = ("seed_run", "stage", "epoch", "step", "train_loss", "dev_metric", "is_best")
+        self.emit("epoch_end", **{k: record[k] for k in keys}, metric=self.config.dev.metric)
+        if self.run is not None:
+            self.run.write_metrics(self.metrics_doc())
+
+    def metrics_doc(self) -> dict[str, Any]:
+        """metrics.json: the selection metric, the base model's scores, the best epoch and every epoch."""
+        return {
+            "primary_metric": self.config.dev.metric,
+            "base_model_dev": self.base_metrics,
+            "best": self.best.record,
+            "history": self.history,
+        }
 
 
 def set_seed(seed: int) -> None:
@@ -75,162 +111,7 @@ def set_seed(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def _steps_per_epoch(n_pairs: int, batch_size: int, world_size: int) -> int:
-    """Optimizer steps in one epoch (DDP drops a final batch smaller than the world)."""
-    full, rest = divmod(n_pairs, batch_size)
-    return full + (1 if rest and rest >= world_size else 0)
-
-
-def _evaluate(state: RunState, model: Any) -> tuple[dict[str, float] | None, float | None, float]:
-    """Score the dev set on rank 0 and share the primary metric with every rank."""
-    if state.evaluator is None:
-        return None, None, 0.0
-    started = time.perf_counter()
-    metrics = state.evaluator(model) if state.dist.is_main else None
-    metrics = D.broadcast_object(metrics)
-    model.train()
-    assert metrics is not None
-    return metrics, float(metrics[_primary(state)]), time.perf_counter() - started
-
-
-def _primary(state: RunState) -> str:
-    """Key of the selection metric in the evaluator's metrics dict."""
-    return str(state.evaluator.primary_metric) if state.evaluator else ""
-
-
-def _build_loss(stage: StageConfig, model: Any, dist: D.DistInfo) -> torch.nn.Module:
-    """The stage's loss; with several GPUs its model is the all-gathering wrapper (global negatives)."""
-    target = D.GatheredEmbeddings(model, model, dist.rank, dist.world_size) if dist.enabled else model
-    return build_loss(stage.loss, target, **stage.loss_params)
-
-
-def _train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed: int, s: int) -> None:
-    """Train one stage for its epochs, evaluating after each and offering checkpoints to the bests."""
-    cfg = state.config
-    stage = cfg.stages[s]
-    loss_fn = _build_loss(stage, model, state.dist).to(state.device)
-    extra = list(getattr(loss_fn, "extra_parameters", lambda: [])())
-    temps = list(getattr(loss_fn, "temperature_parameters", lambda: [])())
-    groups = param_groups(model, stage.lr, stage.weight_decay, extra, temps, stage.temperature_lr)
-    optimizer = AdamW(
-        groups,
-        lr=stage.lr,
-        betas=(stage.betas[0], stage.betas[1]),
-        eps=stage.eps,
-        bias_correction=stage.bias_correction,
-    )
-    per_epoch = _steps_per_epoch(len(pairs), stage.batch_size, state.dist.world_size)
-    scheduler = build_scheduler(optimizer, per_epoch * stage.epochs, stage.warmup_ratio)
-    amp = resolve_amp(cfg.amp, state.device)
-    ctx = StepContext(
-        model,
-        loss_fn,
-        optimizer,
-        scheduler,
-        torch.amp.GradScaler(state.device.type, enabled=amp.use_scaler),
-        amp,
-        state.device,
-        state.dist,
-        stage.max_grad_norm,
-        [p for g in groups for p in g["params"]],
-    )
-    orderer = build_batch_order(stage.shuffle, **stage.shuffle_params)
-    encode = model_encoder(model, cfg.dev.encode_batch_size)
-    losses = state.step_losses.setdefault(seed_run, [])
-    run_best = state.best_by_run[seed_run]
-    for epoch in range(1, stage.epochs + 1):
-        started = time.perf_counter()
-        order = None
-        if state.dist.is_main:
-            order = orderer.order(
-                pairs.firsts,
-                pairs.seconds,
-                batch_size=stage.batch_size,
-                epoch=epoch - 1,
-                seed=seed,
-                encode=encode if orderer.needs_encoder else None,
-            )
-        order = np.asarray(D.broadcast_object(order), dtype=np.int64)
-        shuffle_seconds = time.perf_counter() - started
-
-        def on_step(step: int, loss: float, lr: float, epoch: int = epoch) -> None:
-            state.done_steps += 1
-            if state.dist.is_main and (step % max(1, cfg.log_every) == 0 or step == 1):
-                state.events.emit(
-                    "step",
-                    seed_run=seed_run,
-                    stage=s,
-                    epoch=epoch,
-                    step=step,
-                    loss=round(loss, 6),
-                    lr=lr,
-                    progress=round(state.done_steps / max(1, state.total_steps), 4),
-                )
-
-        first_step = losses[-1][0] if losses else 0
-        stats = train_epoch(
-            ctx,
-            pairs,
-            order,
-            stage.batch_size,
-            first_step,
-            on_step,
-            f"seed {seed_run} {stage.name} epoch {epoch}/{stage.epochs}",
-            cfg.progress_bar,
-        )
-        losses.extend(stats.losses)
-        metrics, score, eval_seconds = _evaluate(state, model)
-        record = {
-            "seed_run": seed_run,
-            "seed": seed,
-            "stage": s,
-            "stage_name": stage.name,
-            "loss": stage.loss,
-            "epoch": epoch,
-            "epoch_index": len([h for h in state.history if h["seed_run"] == seed_run]),
-            "step": stats.losses[-1][0] if stats.losses else first_step,
-            "train_loss": stats.mean_loss,
-            "dev_metric": score,
-            "dev": metrics,
-            "train_seconds": round(stats.seconds, 3),
-            "shuffle_seconds": round(shuffle_seconds, 3),
-            "eval_seconds": round(eval_seconds, 3),
-            "stage_end": epoch == stage.epochs,
-        }
-        temperature = getattr(loss_fn, "temperature", None)
-        if torch.is_tensor(temperature):
-            record["temperature"] = float(temperature.detach())
-        run_best.offer(score, record, model)
-        record["is_best"] = state.best.offer(score, record, model)
-        state.history.append(record)
-        if state.dist.is_main:
-            state.events.emit(
-                "epoch_end",
-                seed_run=seed_run,
-                stage=s,
-                epoch=epoch,
-                step=record["step"],
-                train_loss=stats.mean_loss,
-                dev_metric=score,
-                metric=cfg.dev.metric,
-                is_best=record["is_best"],
-                progress=round(state.done_steps / max(1, state.total_steps), 4),
-            )
-            if state.run is not None:
-                state.run.write_metrics(_metrics_doc(state))
-
-
-def _metrics_doc(state: RunState) -> dict[str, Any]:
-    """metrics.json: the primary metric, the zero-shot scores and one record per epoch."""
-    return {
-        "primary_metric": state.config.dev.metric,
-        "base_model_dev": state.base_metrics,
-        "best": state.best.record,
-        "history": state.history,
-    }
-
-
-def _seed_run(state: RunState, spec: Any, pairs: PairSet, seed_run: int) -> None:
+def _seed_run(state: RunState, spec: ModelSpec, pairs: PairSet, seed_run: int) -> None:
     """Train every stage from a fresh copy of the base model with seed `config.seed + seed_run`."""
     cfg = state.config
     seed = cfg.seed + seed_run
@@ -241,53 +122,62 @@ def _seed_run(state: RunState, spec: Any, pairs: PairSet, seed_run: int) -> None
     state.best_by_run[seed_run] = Best()
     if cfg.eval_before_training and state.evaluator is not None:
         if state.base_metrics is None:  # every seed run starts from the same weights: score them once
-            state.base_metrics, _, _ = _evaluate(state, model)
-            if state.dist.is_main:
-                score = state.base_metrics[_primary(state)] if state.base_metrics else None
-                state.events.emit(
-                    "epoch_end",
-                    seed_run=seed_run,
-                    stage=-1,
-                    epoch=0,
-                    step=0,
-                    train_loss=None,
-                    dev_metric=score,
-                    metric=cfg.dev.metric,
-                    is_best=False,
-                    progress=0.0,
-                )
-        score = state.base_metrics[_primary(state)] if state.base_metrics else None
-        base_record = {
+            state.base_metrics, _, _ = state.evaluate(model)
+        assert state.base_metrics is not None
+        score = float(state.base_metrics[str(state.evaluator.primary_metric)])
+        base = {
             "seed_run": seed_run,
             "seed": seed,
             "stage": -1,
             "stage_name": "base",
             "loss": None,
             "epoch": 0,
+        }
+        base |= {
             "epoch_index": 0,
             "step": 0,
             "train_loss": None,
             "dev_metric": score,
             "dev": state.base_metrics,
-            "stage_end": False,
-            "is_best": False,
         }
-        if cfg.select_base:
-            base_record["is_best"] = state.best.offer(score, base_record, model)
-        state.history.append(base_record)
+        state.finish_epoch(base | {"stage_end": False}, model)
     for s, stage in enumerate(cfg.stages):
         run_best = state.best_by_run[seed_run]
         if s > 0 and stage.init == "best" and run_best.state is not None:
             model.load_state_dict(run_best.state)
-        _train_stage(state, model, pairs, seed_run, seed, s)
-    del model
+        train_stage(state, model, pairs, seed_run, seed, s)
+
+
+def _device(config: TrainConfig, dist: D.DistInfo) -> torch.device:
+    """This process's device: its own GPU under torchrun, else `config.device` (auto: CUDA if present)."""
+    if dist.enabled and torch.cuda.is_available() and config.device in {"auto", "cuda"}:
+        return torch.device(f"cuda:{dist.local_rank}")
+    return torch.device(pick_device(None if config.device == "auto" else config.device))
+
+
+def _load_pairs(config: TrainConfig, spec: ModelSpec, device: torch.device) -> tuple[PairSet, PairSet | None]:
+    """Training pairs (with sampled negatives when configured) and the held-out dev pairs (kind=split)."""
+    pairs = load_train_pairs(config.data)
+    held_out = None
+    if config.dev.kind == "split":
+        pairs, held_out = split_by_query(pairs, config.dev.fraction, config.seed)
+    if config.data.negatives is not None:
+        base = load_sentence_transformer(spec, device=str(device))
+        if config.max_seq_length:
+            base.max_seq_length = config.max_seq_length
+        pairs = sample_negatives(
+            pairs, config.data.negatives, model_encoder(base, config.dev.encode_batch_size)
+        )
+    return pairs, held_out
 
 
 def train(
     config: TrainConfig, output: Path | None = None, events: EventWriter | None = None
 ) -> dict[str, Any]:
-    """Run a whole training job; returns the manifest (rank 0) after writing the run folder."""
+    """Run a whole training job; returns the manifest (empty on ranks other than 0)."""
     config = resolve_paths(config)
+    if config.seeds > 1 and config.dev.kind == "none":
+        raise ValueError("seed search (seeds > 1) needs a dev set to pick the best run")
     dist = D.init_from_env(config.device)
     events = events or EventWriter(enabled=dist.is_main)
     try:
@@ -301,38 +191,22 @@ def train(
 
 
 def _train(config: TrainConfig, output: Path | None, events: EventWriter, dist: D.DistInfo) -> dict[str, Any]:
-    if config.seeds > 1 and config.dev.kind == "none":
-        raise ValueError("seed search (seeds > 1) needs a dev set to pick the best run")
-    if dist.enabled and torch.cuda.is_available() and config.device in {"auto", "cuda"}:
-        device = torch.device(f"cuda:{dist.local_rank}")
-    else:
-        device = torch.device(pick_device(None if config.device == "auto" else config.device))
+    device = _device(config, dist)
     timestamp = utc_timestamp()
     run = RunFolder(output or default_run_dir(config.name, timestamp)) if dist.is_main else None
     if run is not None:
         run.prepare()
-        run.write_config(config_to_dict(config))
-    if run is not None and events.log_path is None:
-        events.log_path = run.root / "events.jsonl"
+        run.write_config(copy.deepcopy(config))
+        events.log_path = events.log_path or run.root / "events.jsonl"
     spec = resolve_model(config.base_model)
-    pairs = load_train_pairs(config.data)
-    held_out = None
-    if config.dev.kind == "split":
-        pairs, held_out = split_by_query(pairs, config.dev.fraction, config.seed)
-    if config.data.negatives is not None:
-        base = load_sentence_transformer(spec, device=str(device))
-        if config.max_seq_length:
-            base.max_seq_length = config.max_seq_length
-        pairs = sample_negatives(
-            pairs, config.data.negatives, model_encoder(base, config.dev.encode_batch_size)
-        )
-        del base
+    pairs, held_out = _load_pairs(config, spec, device)
     evaluator = build_dev_evaluator(config.dev, held_out)
     state = RunState(config, run, events, dist, device, evaluator)
-    state.total_steps = config.seeds * sum(
-        _steps_per_epoch(len(pairs), s.batch_size, dist.world_size) * s.epochs for s in config.stages
+    per_seed = sum(
+        steps_per_epoch(len(pairs), s.batch_size, dist.world_size) * s.epochs for s in config.stages
     )
-    events.emit(
+    state.total_steps = config.seeds * per_seed
+    state.emit(
         "start",
         run_dir=str(run.root) if run else None,
         config=config.name,
@@ -344,20 +218,11 @@ def _train(config: TrainConfig, output: Path | None, events: EventWriter, dist: 
         total_steps=state.total_steps,
         seeds=config.seeds,
         epochs=sum(s.epochs for s in config.stages),
-        metric=config.dev.metric,
+        metric=config.dev.metric if evaluator else None,
     )
     started = time.perf_counter()
     for seed_run in range(config.seeds):
         _seed_run(state, spec, pairs, seed_run)
-    if run is None:  # other ranks are done once every step has run
+    if run is None:  # ranks other than 0 are done once every step has run
         return {}
-    return finish_run(
-        state,
-        spec,
-        run,
-        timestamp,
-        len(pairs),
-        time.perf_counter() - started,
-        _metrics_doc(state),
-        copy.deepcopy(config),
-    )
+    return finish_run(state, spec, run, timestamp, len(pairs), time.perf_counter() - started, config)

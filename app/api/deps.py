@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Depends, Request
 
 from app.services.corpora import CorpusService
 from app.services.ranking import RankingService
@@ -23,3 +25,8 @@ def get_corpus_service(request: Request) -> CorpusService:
 def get_ranking_service(request: Request) -> RankingService:
     """Ranking use cases on this app's runtime."""
     return RankingService(get_runtime(request))
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+CorpusServiceDep = Annotated[CorpusService, Depends(get_corpus_service)]
+RankingServiceDep = Annotated[RankingService, Depends(get_ranking_service)]

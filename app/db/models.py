@@ -47,7 +47,9 @@ class Document(Base):
     __table_args__ = (UniqueConstraint("corpus_id", "external_id", name="uq_documents_corpus_external"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    corpus_id: Mapped[int] = mapped_column(ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False, index=True)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False, index=True
+    )
     external_id: Mapped[str] = mapped_column(String(256), nullable=False)
     text: Mapped[str] = mapped_column(Text, nullable=False)
     # The hash lets start-up reconcile an index bundle with the database without reading every text.

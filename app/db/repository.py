@@ -55,7 +55,9 @@ class CorpusRepository:
 
     def count_documents(self, corpus: Corpus) -> int:
         """Number of documents in a corpus."""
-        return int(self.session.scalar(select(func.count(Document.id)).where(Document.corpus_id == corpus.id)) or 0)
+        return int(
+            self.session.scalar(select(func.count(Document.id)).where(Document.corpus_id == corpus.id)) or 0
+        )
 
     def delete(self, corpus: Corpus) -> None:
         """Delete a corpus and (by cascade) its documents."""

@@ -21,7 +21,7 @@ CorpusName = Annotated[
         min_length=1,
         max_length=100,
         pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
-        description="Letters, digits, `_`, `.` and `-`, starting with a letter or digit; at most 100 characters.",
+        description="Letters, digits, `_`, `.`, `-`; starts with a letter or digit; 100 characters at most.",
     ),
 ]
 TopK = Annotated[int, Field(ge=1, le=1000, description="How many results to return (1..1000).")]

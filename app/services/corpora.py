@@ -53,7 +53,9 @@ class UpsertCounts:
 
 
 def _corpus_info(corpus: Corpus, count: int) -> CorpusInfo:
-    return CorpusInfo(corpus.name, corpus.kind, corpus.description, count, corpus.created_at, corpus.updated_at)
+    return CorpusInfo(
+        corpus.name, corpus.kind, corpus.description, count, corpus.created_at, corpus.updated_at
+    )
 
 
 def _document_info(document: Document) -> DocumentInfo:
@@ -113,14 +115,18 @@ class CorpusService:
         else:
             delete_corpus_bundles(self.settings.index_dir, name)
 
-    def upsert_documents(self, name: str, documents: list[tuple[str, str, dict[str, Any] | None]]) -> UpsertCounts:
+    def upsert_documents(
+        self, name: str, documents: list[tuple[str, str, dict[str, Any] | None]]
+    ) -> UpsertCounts:
         """Insert or update documents by id, all or nothing; only new or changed texts are encoded."""
         check_count("documents", documents, self.settings.max_documents_per_request, "documents")
         seen: set[str] = set()
         for position, (doc_id, text, _) in enumerate(documents):
             check_text(self.settings, f"documents[{position}].text", text)
             if doc_id in seen:
-                raise InvalidInputError(f"documents[{position}].id: duplicate id {doc_id!r} in the request", "id")
+                raise InvalidInputError(
+                    f"documents[{position}].id: duplicate id {doc_id!r} in the request", "id"
+                )
             seen.add(doc_id)
         state = self.runtime.state()
         inputs = [DocumentInput(d, t, text_sha256(t), m) for d, t, m in documents]

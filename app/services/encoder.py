@@ -41,7 +41,12 @@ class Encoder:
 
     @classmethod
     def load(
-        cls, spec: ModelSpec, *, device: str | None = None, batch_size: int = 64, max_seq_length: int | None = None
+        cls,
+        spec: ModelSpec,
+        *,
+        device: str | None = None,
+        batch_size: int = 64,
+        max_seq_length: int | None = None,
     ) -> Encoder:
         """Load the model a spec names onto the device (cuda when present, else cpu)."""
         model = load_sentence_transformer(spec, device=pick_device(device))

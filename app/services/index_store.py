@@ -99,7 +99,9 @@ class IndexStore:
                 log.info("indexing %s: %d/%d documents", corpus, start + len(chunk), len(missing))
         return len(stale) + len(missing)
 
-    def apply_upsert(self, corpus: str, doc_ids: Sequence[str], hashes: Sequence[str], vectors: np.ndarray) -> None:
+    def apply_upsert(
+        self, corpus: str, doc_ids: Sequence[str], hashes: Sequence[str], vectors: np.ndarray
+    ) -> None:
         """Add or replace vectors after the database commit, then persist the bundle."""
         self.get(corpus).upsert(doc_ids, hashes, vectors)
         self.persist(corpus)

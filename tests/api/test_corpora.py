@@ -8,7 +8,9 @@ from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 
 
 def test_create_list_get_delete_corpus(client: TestClient) -> None:
-    created = client.post("/v1/corpora", json={"name": "snopes", "kind": "claim", "description": "fact checks"})
+    created = client.post(
+        "/v1/corpora", json={"name": "snopes", "kind": "claim", "description": "fact checks"}
+    )
     assert created.status_code == 201
     assert created.json()["name"] == "snopes" and created.json()["document_count"] == 0
     assert [c["name"] for c in client.get("/v1/corpora").json()["corpora"]] == ["snopes"]
@@ -42,7 +44,9 @@ def test_upsert_counts_and_document_round_trip(client: TestClient) -> None:
     assert (counts["inserted"], counts["updated"], counts["unchanged"]) == (1, 1, 1)
     assert counts["document_count"] == 6 and counts["model"]
     document = client.get("/v1/corpora/claims/documents/c2").json()
-    assert document["text"] == "An edited claim about bleach." and document["metadata"] == {"verdict": "false"}
+    assert document["text"] == "An edited claim about bleach." and document["metadata"] == {
+        "verdict": "false"
+    }
     assert client.get("/v1/corpora/claims").json()["document_count"] == 6
     assert client.delete("/v1/corpora/claims/documents/c2").status_code == 204
     assert client.get("/v1/corpora/claims/documents/c2").status_code == 404
@@ -67,7 +71,9 @@ def test_limits_give_413_and_change_nothing(make_client: ClientFactory) -> None:
     client = make_client(max_text_chars=100, max_documents_per_request=3)
     assert client.post("/v1/corpora", json={"name": "claims", "kind": "claim"}).status_code == 201
     url = "/v1/corpora/claims/documents"
-    assert client.post(url, json={"documents": [{"id": i, "text": t} for i, t in CLAIMS[:3]]}).status_code == 200
+    assert (
+        client.post(url, json={"documents": [{"id": i, "text": t} for i, t in CLAIMS[:3]]}).status_code == 200
+    )
     too_long = client.post(
         url, json={"documents": [{"id": "new", "text": "ok"}, {"id": "c1", "text": "x" * 101}]}
     )

@@ -76,7 +76,8 @@ def live_server(make_settings: Callable[..., Settings]) -> Iterator[str]:
 def test_health_answers_while_a_large_upsert_encodes(live_server: str) -> None:
     with httpx.Client(base_url=live_server, timeout=60) as http:
         assert http.post("/v1/corpora", json={"name": "big", "kind": "question"}).status_code == 201
-        words = "how do i reset the password of my home router after the firmware update".split()
+        sentence = "how do i reset the password of my home router after the firmware update"
+        words = sentence.split()
         documents = [{"id": f"q{i}", "text": " ".join(words[i % 7 :] * 8) + f" {i}"} for i in range(1000)]
         finished = threading.Event()
         result: dict[str, int] = {}

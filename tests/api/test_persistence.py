@@ -1,4 +1,4 @@
-"""Documents and indexes survive a restart, with no re-encoding; a crash between commit and index save heals."""
+"""Documents and indexes survive a restart without re-encoding; a crash before the index save heals."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 
 
 def _index_log(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "app.services.index_store" and "re-encoded" in r.message]
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "app.services.index_store" and "re-encoded" in r.message
+    ]
 
 
 def test_restart_keeps_documents_and_results_without_reencoding(
@@ -60,7 +64,9 @@ def test_changes_made_while_index_was_not_saved_are_reconciled(
     assert "c1" not in [r["id"] for r in results] and len(results) == 5
 
 
-def test_model_change_rebuilds_indexes(make_client: ClientFactory, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_model_change_rebuilds_indexes(
+    make_client: ClientFactory, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     from pairank.tiny import build_tiny_model
 
     first = make_client()

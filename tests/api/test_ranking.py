@@ -25,7 +25,9 @@ def test_rank_corpus_finds_exact_text_first(client: TestClient) -> None:
 def test_rank_default_k_and_k_larger_than_corpus(client: TestClient) -> None:
     add_claims(client)
     assert len(client.post("/v1/corpora/claims/rank", json={"query": "moon"}).json()["results"]) == 5
-    assert len(client.post("/v1/corpora/claims/rank", json={"query": "moon", "k": 1000}).json()["results"]) == 5
+    assert (
+        len(client.post("/v1/corpora/claims/rank", json={"query": "moon", "k": 1000}).json()["results"]) == 5
+    )
 
 
 def test_rank_candidates_only_ranks_those(client: TestClient) -> None:
@@ -58,7 +60,9 @@ def test_rank_inline_documents(make_client: ClientFactory) -> None:
     body = client.post("/v1/rank", json={"query": "The moon landing was staged.", "documents": texts}).json()
     assert body["results"][0] == {"id": 1, "text": texts[1], "score": body["results"][0]["score"], "rank": 1}
     assert sorted(r["id"] for r in body["results"]) == [0, 1, 2] and body["model"]
-    assert len(client.post("/v1/rank", json={"query": "q", "documents": texts, "k": 2}).json()["results"]) == 2
+    assert (
+        len(client.post("/v1/rank", json={"query": "q", "documents": texts, "k": 2}).json()["results"]) == 2
+    )
     too_many = client.post("/v1/rank", json={"query": "q", "documents": texts + ["x"]})
     assert too_many.status_code == 413 and too_many.json()["limit"] == 3
     assert client.post("/v1/rank", json={"query": "q", "documents": []}).status_code == 422
@@ -100,7 +104,9 @@ def test_similarity_pairs_and_targets(make_client: ClientFactory) -> None:
     assert math.isclose(body["scores"][0], 1.0, abs_tol=1e-5) and body["scores"][1] < 1.0 and body["model"]
     swapped = client.post("/v1/similarity", json={"pairs": [{"a": "sharks", "b": "the moon"}]}).json()
     assert math.isclose(swapped["scores"][0], body["scores"][1], abs_tol=1e-6)
-    targets = client.post("/v1/similarity", json={"source": "the moon", "targets": ["sharks", "the moon"]}).json()
+    targets = client.post(
+        "/v1/similarity", json={"source": "the moon", "targets": ["sharks", "the moon"]}
+    ).json()
     assert math.isclose(targets["scores"][0], body["scores"][1], abs_tol=1e-6) and len(targets["scores"]) == 2
     assert client.post("/v1/similarity", json={"pairs": pairs * 2}).status_code == 413
     assert client.post("/v1/similarity", json={"pairs": pairs, "source": "x"}).status_code == 422

@@ -32,7 +32,9 @@ def test_incremental_updates_equal_full_rebuild(factory: str) -> None:
     if factory == "Flat":
         assert [[d for d, _ in row] for row in got] == [[d for d, _ in row] for row in want]
     else:  # HNSW is approximate: require a high overlap with the exact answer and no removed ids
-        overlap = np.mean([len({d for d, _ in g} & {d for d, _ in w}) / 10 for g, w in zip(got, want, strict=True)])
+        overlap = np.mean(
+            [len({d for d, _ in g} & {d for d, _ in w}) / 10 for g, w in zip(got, want, strict=True)]
+        )
         assert overlap >= 0.9
     removed = {f"d{i}" for i in range(0, 60, 5)} - {f"d{i}" for i in range(1, 11)}
     assert not removed & {d for row in got for d, _ in row}
@@ -41,7 +43,9 @@ def test_incremental_updates_equal_full_rebuild(factory: str) -> None:
 
 def test_search_scores_are_cosines_best_first() -> None:
     index = VectorIndex(3)
-    index.upsert(["a", "b", "c"], ["1", "2", "3"], np.array([[1, 0, 0], [1, 1, 0], [0, 0, 5]], dtype=np.float32))
+    index.upsert(
+        ["a", "b", "c"], ["1", "2", "3"], np.array([[1, 0, 0], [1, 1, 0], [0, 0, 5]], dtype=np.float32)
+    )
     hits = index.search(np.array([[2, 0, 0]], dtype=np.float32), 3)[0]
     assert [d for d, _ in hits] == ["a", "b", "c"]
     np.testing.assert_allclose([s for _, s in hits], [1.0, 2**-0.5, 0.0], atol=1e-6)

@@ -31,8 +31,10 @@ def weighted_instance_discrimination(
     """(1 / P_M) sum over positive pairs i of (l_wID^i + l_wID^i') (eq. 2 with eq. 3's weighted terms).
 
     ``positive`` is the (M,) boolean mask of positive pairs; sentences of negative pairs are still negatives
-    of every anchor. The importance weights alpha_j are detached: they act as sampling weights, not as a
-    path for gradients. With M = 1 there are no negatives and the term is log(1) = 0.
+    of every anchor. With M = 1 there are no negatives and the term is log(1) = 0. The weights alpha_j are
+    not detached: the loss is the printed function of the similarities and gets its exact gradient (with a
+    detached alpha, eq. 3's update is no descent direction: alpha_j grows as negatives spread, and the loss
+    of a tiny model rose from 8 to 33 in 8 steps).
 
     ``weighting="eq3"`` is eq. 3 as printed: alpha_j multiplies the similarity inside the exponent.
     ``"importance"`` reads alpha_j as an importance weight on each negative's term instead,
@@ -55,7 +57,7 @@ def weighted_instance_discrimination(
     alpha = torch.ones_like(sim)
     if n_negatives > 0:
         masked = torch.where(is_negative, sim / temperature, minus_inf)
-        alpha = (n_negatives * torch.softmax(masked, dim=1)).detach()
+        alpha = n_negatives * torch.softmax(masked, dim=1)
     if weighting == "eq3":
         logits = (alpha * sim - positive_sim[:, None]) / temperature
     else:
@@ -151,7 +153,8 @@ class PairSupConLoss(PairLoss):
 
     def _model_dimension(self) -> int:
         """Sentence embedding size reported by the model."""
-        for name in ("get_sentence_embedding_dimension", "get_embedding_dimension"):
+        # get_embedding_dimension is the newer name (sentence-transformers >= 6); older ones have the other.
+        for name in ("get_embedding_dimension", "get_sentence_embedding_dimension"):
             getter = getattr(self.model, name, None)
             dim = getter() if callable(getter) else None
             if isinstance(dim, int) and dim > 0:

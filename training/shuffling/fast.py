@@ -99,6 +99,7 @@ def random_shingles(
         own = keys[offset : offset + len(words)]
         offset += len(words)
         chosen = sorted(range(len(words)), key=own.__getitem__)[:shingle_size]
+        # words are str or int in practice; Hashable alone does not promise an ordering
         shingles.append(tuple(sorted(words[i] for i in chosen)))  # type: ignore[type-var]
     return shingles
 
@@ -129,14 +130,15 @@ def fast_shuffle_groups(
     for i, shingle in enumerate(shingles):
         codes[i] = n + i if shingle is NO_SHINGLE else codes_of.setdefault(shingle, len(codes_of))
     sorted_d = np.lexsort((rng.random(n), codes))
+    code_of = codes.tolist()  # plain ints: the loop below is pure Python
     # Random uint64 IDs, at most one per example; drawn up front and consumed in order.
     id_pool = iter(rng.integers(0, 2**64, size=n, dtype=np.uint64).tolist())
     group_ids = np.empty(n, dtype=np.uint64)
     gid = next(id_pool)  # step 4
     size = 0  # step 5
-    prev = codes[sorted_d[0]]  # step 6
+    prev = code_of[sorted_d[0]]  # step 6
     for pos, e in enumerate(sorted_d.tolist()):  # step 7
-        if codes[e] != prev:  # step 8
+        if code_of[e] != prev:  # step 8
             gid = next(id_pool)  # step 9
             # Judgement call: the pseudo-code does not reset s here, but s is "current group size"
             # and the text says "we split a group if it is too large". Without the reset a new
@@ -147,7 +149,7 @@ def fast_shuffle_groups(
             size = 0  # step 12
         group_ids[pos] = gid  # step 13
         size += 1  # step 14
-        prev = codes[e]  # step 15
+        prev = code_of[e]  # step 15
     # Step 16: "sort D by e.gID". A stable sort keeps each group contiguous; two groups would only
     # merge if their random 64-bit IDs collided.
     by_group = np.argsort(group_ids, kind="stable")

@@ -4,57 +4,54 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Response
 
-from app.api.deps import get_corpus_service
+from app.api.deps import CorpusServiceDep
 from app.schemas.corpora import CorpusCreate, CorpusList, CorpusOut, DocumentOut, DocumentsUpsert, UpsertOut
-from app.services.corpora import CorpusService
 
 router = APIRouter(prefix="/v1/corpora", tags=["corpora"])
 
 
 @router.post("", status_code=201, response_model=CorpusOut)
-def create_corpus(body: CorpusCreate, service: CorpusService = Depends(get_corpus_service)) -> CorpusOut:
+def create_corpus(body: CorpusCreate, service: CorpusServiceDep) -> CorpusOut:
     """Create an empty corpus."""
     return CorpusOut(**asdict(service.create_corpus(body.name, body.kind, body.description)))
 
 
 @router.get("", response_model=CorpusList)
-def list_corpora(service: CorpusService = Depends(get_corpus_service)) -> CorpusList:
+def list_corpora(service: CorpusServiceDep) -> CorpusList:
     """List every corpus with its document count."""
     return CorpusList(corpora=[CorpusOut(**asdict(c)) for c in service.list_corpora()])
 
 
 @router.get("/{name}", response_model=CorpusOut)
-def get_corpus(name: str, service: CorpusService = Depends(get_corpus_service)) -> CorpusOut:
+def get_corpus(name: str, service: CorpusServiceDep) -> CorpusOut:
     """One corpus with its document count."""
     return CorpusOut(**asdict(service.get_corpus(name)))
 
 
 @router.delete("/{name}", status_code=204)
-def delete_corpus(name: str, service: CorpusService = Depends(get_corpus_service)) -> Response:
+def delete_corpus(name: str, service: CorpusServiceDep) -> Response:
     """Delete a corpus, its documents and its indexes."""
     service.delete_corpus(name)
     return Response(status_code=204)
 
 
 @router.post("/{name}/documents", response_model=UpsertOut)
-def upsert_documents(
-    name: str, body: DocumentsUpsert, service: CorpusService = Depends(get_corpus_service)
-) -> UpsertOut:
+def upsert_documents(name: str, body: DocumentsUpsert, service: CorpusServiceDep) -> UpsertOut:
     """Insert or update documents by id (all or nothing)."""
     documents = [(d.id, d.text, d.metadata) for d in body.documents]
     return UpsertOut(**asdict(service.upsert_documents(name, documents)))
 
 
 @router.get("/{name}/documents/{doc_id:path}", response_model=DocumentOut)
-def get_document(name: str, doc_id: str, service: CorpusService = Depends(get_corpus_service)) -> DocumentOut:
+def get_document(name: str, doc_id: str, service: CorpusServiceDep) -> DocumentOut:
     """One document by id."""
     return DocumentOut(**asdict(service.get_document(name, doc_id)))
 
 
 @router.delete("/{name}/documents/{doc_id:path}", status_code=204)
-def delete_document(name: str, doc_id: str, service: CorpusService = Depends(get_corpus_service)) -> Response:
+def delete_document(name: str, doc_id: str, service: CorpusServiceDep) -> Response:
     """Delete one document."""
     service.delete_document(name, doc_id)
     return Response(status_code=204)

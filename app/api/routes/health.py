@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from app.api.deps import get_runtime
-from app.services.runtime import Runtime
+from app.api.deps import RuntimeDep
 
 router = APIRouter(tags=["health"])
 
@@ -20,10 +19,12 @@ async def health() -> dict[str, str]:
 
 
 @router.get("/ready", response_model=None)
-async def ready(runtime: Runtime = Depends(get_runtime)) -> JSONResponse | dict[str, Any]:
+async def ready(runtime: RuntimeDep) -> JSONResponse | dict[str, Any]:
     """Readiness: 200 once the model and indexes are loaded, 503 before (or after a load failure)."""
     if runtime.is_ready():
         return {"status": "ready", "model": runtime.state().model_version}
     error = runtime.load_error
     detail = f"loading failed: {error}" if error else "the model and indexes are loading"
-    return JSONResponse(status_code=503, content={"status": "loading" if not error else "failed", "detail": detail})
+    return JSONResponse(
+        status_code=503, content={"status": "loading" if not error else "failed", "detail": detail}
+    )

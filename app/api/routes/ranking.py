@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter
 
-from app.api.deps import get_ranking_service
+from app.api.deps import RankingServiceDep
 from app.schemas.ranking import (
     CorpusRankRequest,
     DuplicateResult,
@@ -17,7 +17,7 @@ from app.schemas.ranking import (
     SimilarityResponse,
     TextRankRequest,
 )
-from app.services.ranking import RankedItem, Ranking, RankingService
+from app.services.ranking import RankedItem, Ranking
 
 router = APIRouter(tags=["ranking"])
 
@@ -31,23 +31,19 @@ def _response(ranking: Ranking) -> RankResponse:
 
 
 @router.post("/v1/corpora/{name}/rank", response_model=RankResponse)
-def rank_corpus(
-    name: str, body: CorpusRankRequest, service: RankingService = Depends(get_ranking_service)
-) -> RankResponse:
+def rank_corpus(name: str, body: CorpusRankRequest, service: RankingServiceDep) -> RankResponse:
     """Rank the corpus (or only the given candidates) for a query."""
     return _response(service.rank_corpus(name, body.query, body.k, body.candidates))
 
 
 @router.post("/v1/rank", response_model=RankResponse)
-def rank_texts(body: TextRankRequest, service: RankingService = Depends(get_ranking_service)) -> RankResponse:
+def rank_texts(body: TextRankRequest, service: RankingServiceDep) -> RankResponse:
     """Rank texts given inline; ids are positions in the request."""
     return _response(service.rank_texts(body.query, body.documents, body.k))
 
 
 @router.post("/v1/corpora/{name}/duplicates", response_model=DuplicatesResponse)
-def find_duplicates(
-    name: str, body: DuplicatesRequest, service: RankingService = Depends(get_ranking_service)
-) -> DuplicatesResponse:
+def find_duplicates(name: str, body: DuplicatesRequest, service: RankingServiceDep) -> DuplicatesResponse:
     """Corpus documents at or above the duplicate threshold for each input."""
     if body.ids is not None:
         inputs = service.document_texts(name, body.ids)
@@ -61,7 +57,7 @@ def find_duplicates(
 
 
 @router.post("/v1/similarity", response_model=SimilarityResponse)
-def similarity(body: SimilarityRequest, service: RankingService = Depends(get_ranking_service)) -> SimilarityResponse:
+def similarity(body: SimilarityRequest, service: RankingServiceDep) -> SimilarityResponse:
     """Cosine similarity of pairs, or of a source against targets."""
     if body.pairs is not None:
         scores, model = service.similarity([(p.a, p.b) for p in body.pairs])

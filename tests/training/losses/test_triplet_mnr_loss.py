@@ -77,22 +77,22 @@ MD = [[1.0, 1.0], [0.0, 1.0]]
 
 def test_mnr_scaled_cosine_cross_entropy() -> None:
     expected = ((lse(20 * R2, 0) - 20 * R2) + (lse(20 * R2, 20) - 20)) / 2
-    assert mnr_loss_from_embeddings(t(MQ), t(MD)).item() == pytest.approx(expected, rel=1e-5)
+    assert mnr_loss_from_embeddings(t(MQ), t(MD)).item() == pytest.approx(expected, rel=1e-5, abs=1e-5)
 
 
 def test_mnr_hard_negatives_and_labeled_negatives() -> None:
     # n = [(1,0), (-1,0)]: cos(q_0, n) = [1, -1], cos(q_1, n) = [0, 0], in every row's denominator.
     n = t([[1.0, 0.0], [-1.0, 0.0]])
     both = ((lse(20 * R2, 0, 20, -20) - 20 * R2) + (lse(20 * R2, 20, 0, 0) - 20)) / 2
-    assert mnr_loss_from_embeddings(t(MQ), t(MD), negatives=n).item() == pytest.approx(both, rel=1e-5)
+    assert mnr_loss_from_embeddings(t(MQ), t(MD), negatives=n).item() == pytest.approx(both, rel=1e-5, abs=1e-5)
     # Pair 1 labeled negative: only row 0 is averaged; d_1 stays in its denominator.
     only_row0 = lse(20 * R2, 0) - 20 * R2
     got = mnr_loss_from_embeddings(t(MQ), t(MD), t([1, 0])).item()
-    assert got == pytest.approx(only_row0, rel=1e-5)
+    assert got == pytest.approx(only_row0, rel=1e-5, abs=1e-5)
 
 
 def test_mnr_module_scale_and_config() -> None:
     loss = MNRLoss(EmbeddingModel(), scale=10.0)
     expected = ((lse(10 * R2, 0) - 10 * R2) + (lse(10 * R2, 10) - 10)) / 2
-    assert loss([column(MQ), column(MD)], t([1, 1])).item() == pytest.approx(expected, rel=1e-5)
+    assert loss([column(MQ), column(MD)], t([1, 1])).item() == pytest.approx(expected, rel=1e-5, abs=1e-5)
     assert loss.get_config_dict()["scale"] == 10.0

@@ -138,8 +138,8 @@ def test_order_changes_with_epoch_and_seed(name: str) -> None:
     strategy = build_batch_order(name, **SMALL.get(name, {}))
 
     def run(epoch: int, seed: int) -> list[int]:
-        kw = {"batch_size": 6, "epoch": epoch, "seed": seed, "encode": encode}
-        return strategy.order(firsts, data.seconds, **kw).tolist()  # type: ignore[arg-type]
+        order = strategy.order(firsts, data.seconds, batch_size=6, epoch=epoch, seed=seed, encode=encode)
+        return order.tolist()
 
     assert run(0, 0) == run(0, 0)
     assert run(0, 0) != run(1, 0)
@@ -168,6 +168,11 @@ def test_measure_order_seconds_includes_encoding() -> None:
     seconds = measure_order_seconds(strategy, data.firsts, data.seconds, 4, slow_encode)
     assert 0.05 <= seconds < 5.0
     # strategies without an encoder never call it
-    calls: list[int] = []
-    measure_order_seconds(RandomOrder(), data.firsts, data.seconds, 4, lambda t: calls.append(1))  # type: ignore[arg-type,func-returns-value]
+    calls: list[Sequence[str]] = []
+
+    def counting_encode(texts: Sequence[str]) -> np.ndarray:
+        calls.append(texts)
+        return data.encoder(texts)
+
+    measure_order_seconds(RandomOrder(), data.firsts, data.seconds, 4, counting_encode)
     assert calls == []

@@ -129,12 +129,15 @@ def _duplicated_data(seed: int) -> tuple[list[str], TableEncoder]:
 def test_skip_identical_keeps_one_copy_per_group(seed: int, epoch: int) -> None:
     firsts, encoder = _duplicated_data(seed)
     seconds = [f"a{i}" for i in range(8)]
-    kw = {"batch_size": 4, "epoch": epoch, "seed": seed, "encode": encoder}
-    skipping = ExampleOrder(group_size=4, skip_identical=True).order(firsts, seconds, **kw)  # type: ignore[arg-type]
+    skipping = ExampleOrder(group_size=4, skip_identical=True).order(
+        firsts, seconds, batch_size=4, epoch=epoch, seed=seed, encode=encoder
+    )
     for group in slices(skipping, 4):
         assert sorted(firsts[i] for i in group) == ["q0", "q1", "q2", "q3"]
     # without skipping, the seed of the first group takes its identical twin (similarity 1) first
-    keeping = ExampleOrder(group_size=4).order(firsts, seconds, **kw)  # type: ignore[arg-type]
+    keeping = ExampleOrder(group_size=4).order(
+        firsts, seconds, batch_size=4, epoch=epoch, seed=seed, encode=encoder
+    )
     assert any(len({firsts[i] for i in group}) < 4 for group in slices(keeping, 4))
 
 

@@ -29,7 +29,7 @@ def test_groups_are_contiguous_single_shingle_and_split_at_k(
     assert len(starts) == len(set(gids.tolist()))
     bounds = [*starts, len(gids)]
     groups = [order[a:b].tolist() for a, b in zip(bounds, bounds[1:], strict=False)]
-    sizes_by_shingle: dict[object, list[int]] = {}
+    sizes_by_shingle: dict[tuple[str], list[int]] = {}
     for group in groups:
         assert len(group) <= group_size
         members = {shingles[i] for i in group}
@@ -76,7 +76,8 @@ def test_random_shingles_are_sorted_subsets(sentences: list[list[str]], t: int, 
             assert shingle is NO_SHINGLE
             continue
         assert shingle is not None
-        assert list(shingle) == sorted(set(shingle)) and set(shingle) <= set(words)
+        drawn = [str(w) for w in shingle]
+        assert drawn == sorted(set(drawn)) and set(drawn) <= set(words)
         assert len(shingle) == min(t, len(set(words)))
 
 
@@ -185,7 +186,8 @@ def test_neighbours_single_word_shingles_stay_inside_the_blob() -> None:
     label_of = dict(zip(data.firsts, data.labels.tolist(), strict=True))
     for text, shingle in zip(data.firsts, shingles, strict=True):
         assert shingle is not None and len(shingle) == 1
-        assert label_of[unique[shingle[0]]] == label_of[text]  # type: ignore[index]
+        (word,) = shingle
+        assert isinstance(word, int) and label_of[unique[word]] == label_of[text]
     # more neighbours asked for than texts: clipped, still a permutation
     order = FastNeighboursOrder(n_neighbors=50).order(
         data.firsts, data.seconds, batch_size=4, epoch=0, seed=0, encode=data.encoder

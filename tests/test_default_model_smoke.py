@@ -1,0 +1,38 @@
+"""Smoke test on the real default model (bundled all-MiniLM-L6-v2): a paraphrase finds its demo claim."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.db.migrate import upgrade_to_head
+from app.main import create_app
+from app.services.demo import DEMO_CORPUS
+from app.services.runtime import Runtime
+from pairank.models import DEFAULT_MODEL_SHA256, resolve_model
+
+
+def test_default_model_weights_are_checked() -> None:
+    spec = resolve_model("default")
+    assert spec.weights_sha256 == DEFAULT_MODEL_SHA256
+    assert spec.version == "sentence-transformers/all-MiniLM-L6-v2@53aa51172d14"
+
+
+def test_paraphrase_of_demo_claim_ranks_it_first(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, model="default", seed_demo=True)
+    upgrade_to_head(settings.resolved_database_url)
+    runtime = Runtime(settings)
+    with TestClient(create_app(settings, runtime)) as client:
+        assert runtime.wait_ready(120), runtime.load_error
+        corpus = client.get(f"/v1/corpora/{DEMO_CORPUS}").json()
+        assert corpus["document_count"] >= 45
+        query = {"query": "Is it true that 5G masts are spreading covid?", "k": 3}
+        body = client.post(f"/v1/corpora/{DEMO_CORPUS}/rank", json=query).json()
+        assert body["results"][0]["text"] == "5G cell towers spread the coronavirus."
+        assert body["model"].startswith("sentence-transformers/all-MiniLM-L6-v2@")
+        query = {"query": "If you swallow chewing gum it remains in the stomach for years", "k": 1}
+        body = client.post(f"/v1/corpora/{DEMO_CORPUS}/rank", json=query).json()
+        assert body["results"][0]["id"] == "claim-018"
+    runtime.close()
