@@ -68,12 +68,13 @@ class AdamW(Optimizer):
                 state = self.state[p]
                 if not state:
                     state["step"] = 0
-                    # Moments in fp32 even for half-precision parameters.
-                    state["exp_avg"] = torch.zeros_like(p, dtype=torch.float32)
-                    state["exp_avg_sq"] = torch.zeros_like(p, dtype=torch.float32)
+                    # Moments at least in fp32, also for half-precision parameters.
+                    dtype = torch.float32 if p.dtype in (torch.float16, torch.bfloat16) else p.dtype
+                    state["exp_avg"] = torch.zeros_like(p, dtype=dtype)
+                    state["exp_avg_sq"] = torch.zeros_like(p, dtype=dtype)
                 state["step"] += 1
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                grad32 = grad.float()
+                grad32 = grad.to(exp_avg.dtype)
                 exp_avg.mul_(beta1).add_(grad32, alpha=1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(grad32, grad32, value=1 - beta2)
                 step_size = group["lr"]

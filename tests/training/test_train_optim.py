@@ -33,8 +33,8 @@ def test_no_bias_correction_matches_hand_computation() -> None:
     assert got == pytest.approx(p, rel=1e-12)
 
 
-def test_first_step_without_correction_is_damped() -> None:
-    # Step 1: m = 0.1 g, sqrt(v) = sqrt(0.001) |g|, so the move is lr * 0.1 / 0.0316 = 3.16 lr, not lr.
+def test_first_step_size_with_and_without_correction() -> None:
+    # Step 1 without correction: m = 0.1 g and sqrt(v) = sqrt(0.001) |g|, so the move is 3.16 lr, not lr.
     got = _run(AdamW, [1.0], lr=0.01, eps=0.0, bias_correction=False)
     assert 1.0 - got == pytest.approx(0.01 * 0.1 / math.sqrt(0.001), rel=1e-9)
     corrected = _run(AdamW, [1.0], lr=0.01, eps=0.0, bias_correction=True)
