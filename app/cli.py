@@ -15,16 +15,23 @@ def _configure_logging() -> None:
 
 
 def migrate(argv: list[str]) -> int:
-    """Apply pending migrations to the configured database."""
+    """Apply pending migrations, then mark work a stopped process left unfinished as failed."""
     argparse.ArgumentParser(
         prog="pairank migrate", description="Apply pending database migrations."
     ).parse_args(argv)
     _configure_logging()
+    from app.db.engine import make_engine, make_session_factory
     from app.db.migrate import upgrade_to_head
+    from app.services.recovery import recover_interrupted_work
 
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     upgrade_to_head(settings.resolved_database_url)
+    engine = make_engine(settings.resolved_database_url)
+    try:
+        recover_interrupted_work(make_session_factory(engine))
+    finally:
+        engine.dispose()
     return 0
 
 

@@ -43,6 +43,10 @@ class Settings(BaseSettings):
     max_candidates_per_request: int = Field(1_000, ge=1, description="Candidate ids per corpus rank call.")
     max_texts_per_request: int = Field(100, ge=1, description="Input texts per duplicates call.")
     max_request_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Largest accepted request body.")
+    max_evaluation_queries: int = Field(10_000, ge=1, description="Queries per evaluation request.")
+    max_evaluation_documents: int = Field(
+        100_000, ge=1, description="Inline documents per evaluation request."
+    )
 
     @property
     def resolved_database_url(self) -> str:

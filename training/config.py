@@ -98,6 +98,7 @@ class TrainConfig:
     eval_before_training: bool = True  # score the base model first (epoch 0 of the curves)
     select_base: bool = False  # may the untouched base model win checkpoint selection?
     progress_bar: bool = True
+    cpu_threads: int | None = None  # torch threads on the CPU (None: torch's default); 1 helps on busy hosts
     data: DataConfig = field(default_factory=DataConfig)
     dev: DevConfig = field(default_factory=DevConfig)
     stages: list[StageConfig] = field(default_factory=lambda: [StageConfig()])
@@ -132,6 +133,8 @@ def _build(cls: type[T], raw: Any, where: str) -> T:
 def config_from_dict(raw: dict[str, Any]) -> TrainConfig:
     """Build and validate a TrainConfig from a plain dict (as read from YAML)."""
     config = _build(TrainConfig, raw, "config")
+    if isinstance(config.amp, bool):  # YAML 1.1 reads a bare `off` / `on` as a boolean
+        config.amp = "auto" if config.amp else "off"
     validate(config)
     return config
 

@@ -192,6 +192,9 @@ def train(
 
 def _train(config: TrainConfig, output: Path | None, events: EventWriter, dist: D.DistInfo) -> dict[str, Any]:
     device = _device(config, dist)
+    if config.cpu_threads and device.type == "cpu":
+        # Over-subscribed CPUs make torch's spinning worker threads very slow; let the config cap them.
+        torch.set_num_threads(config.cpu_threads)
     timestamp = utc_timestamp()
     run = RunFolder(output or default_run_dir(config.name, timestamp)) if dist.is_main else None
     if run is not None:

@@ -6,7 +6,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.services.calibration import CalibrationService
 from app.services.corpora import CorpusService
+from app.services.evaluations import EvaluationService
 from app.services.ranking import RankingService
 from app.services.runtime import Runtime
 
@@ -27,6 +29,18 @@ def get_ranking_service(request: Request) -> RankingService:
     return RankingService(get_runtime(request))
 
 
+def get_evaluation_service(request: Request) -> EvaluationService:
+    """Evaluation use cases on this app's runtime."""
+    return EvaluationService(get_runtime(request))
+
+
+def get_calibration_service(request: Request) -> CalibrationService:
+    """Calibration use cases on this app's runtime."""
+    return CalibrationService(get_runtime(request))
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 CorpusServiceDep = Annotated[CorpusService, Depends(get_corpus_service)]
 RankingServiceDep = Annotated[RankingService, Depends(get_ranking_service)]
+EvaluationServiceDep = Annotated[EvaluationService, Depends(get_evaluation_service)]
+CalibrationServiceDep = Annotated[CalibrationService, Depends(get_calibration_service)]

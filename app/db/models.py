@@ -5,7 +5,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 CORPUS_KINDS = ("claim", "answer", "question")
@@ -30,6 +40,10 @@ class Corpus(Base):
     name: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
     kind: Mapped[str] = mapped_column(String(16), nullable=False)
     description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # Calibrated duplicate threshold and the model version it was calibrated with (valid for that one only).
+    duplicate_threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
+    threshold_model: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    calibration: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
@@ -61,3 +75,32 @@ class Document(Base):
     )
 
     corpus: Mapped[Corpus] = relationship(back_populates="documents")
+
+
+EVALUATION_STATUSES = ("queued", "running", "succeeded", "failed")
+
+
+class Evaluation(Base):
+    """An offline evaluation run: its request, status, metrics and per-query breakdown."""
+
+    __tablename__ = "evaluations"
+    __table_args__ = (
+        CheckConstraint(
+            "status IN ('queued', 'running', 'succeeded', 'failed')", name="ck_evaluations_status"
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    corpus_name: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    mode: Mapped[str] = mapped_column(String(16), nullable=False)
+    model_version: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    request: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    per_query: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    duration_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)

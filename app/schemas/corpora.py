@@ -30,6 +30,10 @@ class CorpusOut(BaseModel):
     document_count: int
     created_at: datetime
     updated_at: datetime
+    duplicate_threshold: float | None = Field(None, description="Calibrated duplicate threshold, if any.")
+    threshold_model: str | None = Field(
+        None, description="The model version the threshold was calibrated with."
+    )
 
 
 class CorpusList(BaseModel):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.schemas.common import DocumentId, NonBlankText, Threshold, TopK
@@ -80,6 +82,9 @@ class DuplicatesResponse(BaseModel):
 
     results: list[DuplicateResult]
     threshold: float
+    threshold_source: Literal["request", "corpus", "default"] = Field(
+        description="request: given in the body; corpus: calibrated for this model; default: the setting."
+    )
     model: str
 
 

@@ -28,6 +28,8 @@ class CorpusInfo:
     document_count: int
     created_at: datetime
     updated_at: datetime
+    duplicate_threshold: float | None = None
+    threshold_model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,14 @@ class UpsertCounts:
 
 def _corpus_info(corpus: Corpus, count: int) -> CorpusInfo:
     return CorpusInfo(
-        corpus.name, corpus.kind, corpus.description, count, corpus.created_at, corpus.updated_at
+        corpus.name,
+        corpus.kind,
+        corpus.description,
+        count,
+        corpus.created_at,
+        corpus.updated_at,
+        corpus.duplicate_threshold,
+        corpus.threshold_model,
     )
 
 

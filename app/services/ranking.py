@@ -47,6 +47,7 @@ class DuplicateReport:
 
     results: list[DuplicateMatches]
     threshold: float
+    threshold_source: str
     model: str
 
 
@@ -127,8 +128,7 @@ class RankingService:
         for position, (_, text) in enumerate(inputs):
             check_text(self.settings, f"texts[{position}]", text)
         state = self.runtime.state()
-        self._require_corpus(corpus_name)
-        used = self.settings.duplicate_threshold if threshold is None else threshold
+        used, source = self._duplicate_threshold(corpus_name, threshold, state.model_version)
         vectors = state.encoder.encode([text for _, text in inputs])
         # One extra hit per query so that excluding the input's own document still leaves k.
         all_hits = state.indexes.get(corpus_name).search(vectors, k + 1)
@@ -136,7 +136,21 @@ class RankingService:
         for (own_id, text), hits in zip(inputs, all_hits, strict=True):
             kept = [(d, s) for d, s in hits if s >= used and d != own_id][:k]
             results.append(DuplicateMatches(text, own_id, self._ranked(corpus_name, kept)))
-        return DuplicateReport(results, used, state.model_version)
+        return DuplicateReport(results, used, source, state.model_version)
+
+    def _duplicate_threshold(
+        self, corpus_name: str, requested: float | None, model: str
+    ) -> tuple[float, str]:
+        # A calibrated threshold holds only for the model it was calibrated with.
+        with self.runtime.sessions() as session:
+            corpus = CorpusRepository(session).get(corpus_name)
+            if corpus is None:
+                raise corpus_not_found(corpus_name)
+            if requested is not None:
+                return requested, "request"
+            if corpus.duplicate_threshold is not None and corpus.threshold_model == model:
+                return corpus.duplicate_threshold, "corpus"
+        return self.settings.duplicate_threshold, "default"
 
     def document_texts(self, corpus_name: str, ids: Sequence[str]) -> list[tuple[str | None, str]]:
         """(id, text) of existing documents, for checking them against the rest of their corpus."""

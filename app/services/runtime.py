@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -43,6 +44,8 @@ class Runtime:
         self._ready = threading.Event()
         self._load_error: BaseException | None = None
         self._loader: threading.Thread | None = None
+        # Background work (evaluations) runs one at a time off the request threads.
+        self.jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairank-job")
 
     @property
     def load_error(self) -> BaseException | None:
@@ -99,5 +102,6 @@ class Runtime:
             self._load_error = error
 
     def close(self) -> None:
-        """Release database connections."""
+        """Stop background work and release database connections."""
+        self.jobs.shutdown(wait=True, cancel_futures=True)
         self.engine.dispose()

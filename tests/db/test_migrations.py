@@ -13,11 +13,11 @@ def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     engine = create_engine(database_url)
     try:
         tables = set(inspect(engine).get_table_names())
-        assert {"corpora", "documents", "alembic_version"} <= tables
+        assert {"corpora", "documents", "evaluations", "alembic_version"} <= tables
         columns = {c["name"] for c in inspect(engine).get_columns("documents")}
         assert {"external_id", "text", "text_sha256", "metadata", "created_at", "updated_at"} <= columns
         command.downgrade(alembic_config(database_url), "base")
-        assert not {"corpora", "documents"} & set(inspect(engine).get_table_names())
+        assert not {"corpora", "documents", "evaluations"} & set(inspect(engine).get_table_names())
         upgrade_to_head(database_url)
         assert {"corpora", "documents"} <= set(inspect(engine).get_table_names())
     finally:

@@ -10,7 +10,7 @@ Parameters owned by a loss (trainable temperature, PairSupCon heads) are listed 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, cast
 
 from torch import nn
 
@@ -48,7 +48,7 @@ def _loss_class(name: str) -> type[nn.Module]:
         raise ValueError(f"unknown loss {name!r}; valid losses: {', '.join(LOSSES)}") from None
 
 
-def build_loss(name: str, model: nn.Module, **params: Any) -> nn.Module:
+def build_loss(name: str, model: nn.Module, **params: Any) -> PairLoss:
     """Instantiate the loss called name for model; ValueError on an unknown loss or parameter."""
     cls = _loss_class(name)
     valid = loss_parameter_names(name)
@@ -57,7 +57,8 @@ def build_loss(name: str, model: nn.Module, **params: Any) -> nn.Module:
         raise ValueError(
             f"unknown parameter(s) {', '.join(unknown)} for loss {name!r}; valid: {', '.join(valid)}"
         )
-    return cls(model, **params)
+    # Every registered class is a PairLoss (an nn.Module with extra_parameters(), temperature_parameters()).
+    return cast(PairLoss, cls(model, **params))
 
 
 __all__ = [

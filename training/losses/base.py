@@ -10,16 +10,32 @@ are already mapped to [0, 1].
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-Normalization = Literal["l2_rows", "l2_cols", "minmax_cols", "none"]
 NORMALIZATIONS: tuple[str, ...] = ("l2_rows", "l2_cols", "minmax_cols", "none")
 _EPS = 1e-12
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def full_precision(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run a loss function with autocast disabled, so its matmuls and logsumexps stay in float32."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        # Under fp16 autocast, logits such as 384-d min-max dot products / tau = 1.2 (~300) keep only a
+        # 0.25 resolution; the loss math is cheap next to the encoder, so it runs in float32.
+        device = next((a.device for a in args if isinstance(a, Tensor)), torch.device("cpu"))
+        with torch.autocast(device_type=device.type, enabled=False):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def normalize_embeddings(x: Tensor, mode: str) -> Tensor:

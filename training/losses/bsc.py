@@ -26,6 +26,7 @@ from torch import Tensor, nn
 from training.losses.base import (
     NORMALIZATIONS,
     PairLoss,
+    full_precision,
     negative_columns,
     normalize_embeddings,
     positive_pair_mask,
@@ -45,6 +46,7 @@ def _direction_term(logits: Tensor, positives: Tensor, active: Tensor) -> Tensor
     return torch.where(active, per_row, torch.zeros_like(per_row)).sum() / size
 
 
+@full_precision
 def bsc_loss_from_embeddings(
     q: Tensor,
     d: Tensor,
@@ -88,7 +90,7 @@ def bsc_loss_from_embeddings(
     if q.ndim != 2 or q.shape != d.shape:
         raise ValueError(f"q and d must both be (m, dim); got {tuple(q.shape)} and {tuple(d.shape)}")
     size = q.shape[0]
-    # Loss math in float32: under autocast, fp16 logits divided by a small tau overflow.
+    # Embeddings from an fp16/bf16 forward are upcast; @full_precision keeps the math below in float32.
     q = q.float()
     candidates = torch.cat([d.float(), *(n.float() for n in negative_columns(negatives))], dim=0)
     q_n = normalize_embeddings(q, normalization)
@@ -155,6 +157,12 @@ class BSCLoss(PairLoss):
         if self.log_temperature is None:
             return self.initial_temperature
         return self.log_temperature.exp()
+
+    @property
+    def temperature_value(self) -> float:
+        """Current tau as a plain float, e.g. for logging a trainable temperature."""
+        temperature = self.temperature
+        return float(temperature.detach()) if isinstance(temperature, Tensor) else temperature
 
     def temperature_parameters(self) -> list[nn.Parameter]:
         """[log_temperature] when the temperature is trainable, else []."""

@@ -13,10 +13,12 @@ from typing import Any
 
 from torch import Tensor, nn
 
+from training.losses.base import full_precision
 from training.losses.bsc import BSCLoss, bsc_loss_from_embeddings
 from training.losses.mse import mse_loss_from_embeddings
 
 
+@full_precision
 def combo_loss_from_embeddings(
     q: Tensor,
     d: Tensor,

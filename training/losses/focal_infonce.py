@@ -16,9 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from training.losses.base import PairLoss, masked_row_mean, negative_columns, positive_rows
+from training.losses.base import PairLoss, full_precision, masked_row_mean, negative_columns, positive_rows
 
 
+@full_precision
 def focal_infonce_loss_from_embeddings(
     q: Tensor,
     d: Tensor,

@@ -11,9 +11,10 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from training.losses.base import PairLoss, float_labels
+from training.losses.base import PairLoss, float_labels, full_precision
 
 
+@full_precision
 def mse_loss_from_embeddings(q: Tensor, d: Tensor, labels: Tensor | None = None) -> Tensor:
     """Mean over all m pairs of (cos(q_i, d_i) - labels_i)^2; labels in [0, 1], None meaning all 1."""
     if q.ndim != 2 or q.shape != d.shape:

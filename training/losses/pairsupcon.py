@@ -13,6 +13,7 @@ from negative pairs. The overall loss (eq. 5) is sum_i l_C^i + beta 1[y_i = 1] (
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -20,11 +21,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from training.losses.base import PairLoss, masked_row_mean, positive_rows
+from training.losses.base import PairLoss, full_precision, masked_row_mean, positive_rows
 
 WEIGHTINGS: tuple[str, ...] = ("eq3", "importance")
 
 
+@full_precision
 def weighted_instance_discrimination(
     z1: Tensor, z2: Tensor, positive: Tensor, temperature: float = 0.05, weighting: str = "eq3"
 ) -> Tensor:
@@ -53,22 +55,24 @@ def weighted_instance_discrimination(
     is_negative[idx, partner] = False
     n_negatives = 2 * size - 2
     minus_inf = torch.full_like(sim, float("-inf"))
-    # alpha_j = (2M - 2) * softmax of s / tau over the anchor's negatives: its weight relative to the mean.
-    alpha = torch.ones_like(sim)
+    # Without negatives (M = 1) every logit is masked; where() still ties the result to the graph.
+    logits = torch.where(is_negative, sim, minus_inf)
     if n_negatives > 0:
-        masked = torch.where(is_negative, sim / temperature, minus_inf)
-        alpha = n_negatives * torch.softmax(masked, dim=1)
-    if weighting == "eq3":
-        logits = (alpha * sim - positive_sim[:, None]) / temperature
-    else:
-        logits = alpha.clamp_min(1e-30).log() + (sim - positive_sim[:, None]) / temperature
-    logits = torch.where(is_negative, logits, minus_inf)
+        scaled = torch.where(is_negative, sim / temperature, minus_inf)
+        # alpha_j = (2M - 2) * softmax of s / tau over the anchor's negatives: weight relative to the mean.
+        log_alpha = math.log(n_negatives) + torch.log_softmax(scaled, dim=1)
+        if weighting == "eq3":
+            logits = (log_alpha.exp() * sim - positive_sim[:, None]) / temperature
+        else:
+            logits = log_alpha + (sim - positive_sim[:, None]) / temperature
+        logits = torch.where(is_negative, logits, minus_inf)
     # log(1 + sum exp(x)) = logsumexp over [0, x...], stable and exactly 0 when there is no negative.
     per_anchor = torch.logsumexp(torch.cat([torch.zeros_like(sim[:, :1]), logits], dim=1), dim=1)
     per_pair = per_anchor[:size] + per_anchor[size:]
     return masked_row_mean(per_pair, positive)
 
 
+@full_precision
 def pairsupcon_loss_from_embeddings(
     u: Tensor,
     v: Tensor,
@@ -92,6 +96,7 @@ def pairsupcon_loss_from_embeddings(
     if u.ndim != 2 or u.shape != v.shape:
         raise ValueError(f"u and v must both be (M, dim); got {tuple(u.shape)} and {tuple(v.shape)}")
     positive = positive_rows(labels, threshold, u.shape[0], u.device)
+    u, v = u.float(), v.float()
     z1, z2 = (u, v) if projector is None else (projector(u), projector(v))
     loss = beta * weighted_instance_discrimination(z1, z2, positive, temperature, weighting)
     if classifier is not None:

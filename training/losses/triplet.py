@@ -19,6 +19,7 @@ from torch import Tensor, nn
 
 from training.losses.base import (
     PairLoss,
+    full_precision,
     masked_row_mean,
     negative_columns,
     positive_pair_mask,
@@ -47,6 +48,7 @@ def _row_distance(a: Tensor, b: Tensor, distance: str) -> Tensor:
     raise ValueError(f"unknown distance {distance!r}; valid: {', '.join(DISTANCES)}")
 
 
+@full_precision
 def triplet_loss_from_embeddings(
     q: Tensor,
     d: Tensor,

@@ -53,7 +53,12 @@ def find_duplicates(name: str, body: DuplicatesRequest, service: RankingServiceD
         inputs = [(t.id, t.text) if isinstance(t, DuplicateText) else (None, t) for t in body.texts or []]
     report = service.find_duplicates(name, inputs, body.threshold, body.k)
     results = [DuplicateResult(text=r.text, id=r.id, duplicates=_items(r.duplicates)) for r in report.results]
-    return DuplicatesResponse(results=results, threshold=report.threshold, model=report.model)
+    return DuplicatesResponse(
+        results=results,
+        threshold=report.threshold,
+        threshold_source=report.threshold_source,
+        model=report.model,
+    )
 
 
 @router.post("/v1/similarity", response_model=SimilarityResponse)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import pytest
@@ -175,6 +176,7 @@ def test_trainable_temperature_gets_a_gradient() -> None:
     fixed = bsc(Q, D, normalization="none", temperature=0.5)
     assert value.item() == pytest.approx(fixed)
     value.backward()
+    assert loss.log_temperature is not None
     grad = loss.log_temperature.grad
     assert grad is not None and grad.item() != 0.0
     # d loss / d log(tau) matches a finite difference of the hand-checked pure function.
@@ -212,3 +214,16 @@ def test_config_and_validation() -> None:
         BSCLoss(EmbeddingModel(), temperature=0.0)
     with pytest.raises(ValueError, match="labels"):
         bsc_loss_from_embeddings(t(Q), t(D), t([1, 1, 1]))
+
+
+def test_loss_math_stays_float32_under_autocast() -> None:
+    # bf16 keeps ~3 significant digits: with tau = 0.01 its rounding would move the logits by ~0.5.
+    q = t([[1.001, 0.302], [0.203, 1.007], [0.999, 1.013]])
+    d = t([[1.013, 0.001], [0.997, 1.009], [0.004, 0.991]])
+    plain = bsc_loss_from_embeddings(q, d, normalization="none", temperature=0.01)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = bsc_loss_from_embeddings(q, d, normalization="none", temperature=0.01)
+        # The same math without the float32 guard, to show the test can tell the difference.
+        unguarded = inspect.unwrap(bsc_loss_from_embeddings)(q, d, normalization="none", temperature=0.01)
+    assert unguarded.item() != pytest.approx(plain.item(), rel=1e-3)
+    assert got.dtype == torch.float32 and got.item() == pytest.approx(plain.item(), rel=1e-6)

@@ -8,7 +8,7 @@ import pytest
 import torch
 from loss_test_utils import EmbeddingModel
 
-from training.losses import LOSSES, build_loss, loss_parameter_names, text_group_ids
+from training.losses import LOSSES, BSCLoss, build_loss, loss_parameter_names, text_group_ids
 
 QUERIES = [
     "The moon landing was staged in a film studio.",
@@ -47,7 +47,7 @@ def test_build_loss_rejects_unknown_names_and_parameters() -> None:
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_every_loss_builds_with_defaults_and_reports_its_config(name: str) -> None:
     loss = build_loss(name, EmbeddingModel())
-    config = loss.get_config_dict()  # type: ignore[operator]
+    config = loss.get_config_dict()
     assert set(config) <= set(loss_parameter_names(name))
     assert {"label_min", "label_max"} <= set(config)
 
@@ -87,7 +87,7 @@ def test_loss_decreases_on_a_tiny_batch(
     features = [tiny_model.preprocess(texts) for texts in columns]
     labels = torch.tensor(LABELS)
     loss = build_loss(name, tiny_model, **params)
-    optimizer = torch.optim.Adam([*tiny_model.parameters(), *loss.extra_parameters()], lr=3e-3)  # type: ignore[operator]
+    optimizer = torch.optim.Adam([*tiny_model.parameters(), *loss.extra_parameters()], lr=3e-3)
     values = []
     for _ in range(8):
         optimizer.zero_grad()
@@ -106,14 +106,16 @@ def test_trainable_temperature_trains_with_its_own_learning_rate(tiny_model: Any
     tiny_model.eval()
     features = [tiny_model.preprocess(texts) for texts in (QUERIES, DOCUMENTS)]
     loss = build_loss("bsc", tiny_model, trainable_temperature=True, temperature=0.1)
-    temperature_params = loss.temperature_parameters()  # type: ignore[operator]
+    assert isinstance(loss, BSCLoss)
+    temperature_params = loss.temperature_parameters()
     assert len(temperature_params) == 1
     optimizer = torch.optim.AdamW(
         [{"params": tiny_model.parameters(), "lr": 1e-3}, {"params": temperature_params, "lr": 0.05}]
     )
-    before = float(loss.temperature.detach())  # type: ignore[union-attr]
+    before = loss.temperature_value
+    assert before == pytest.approx(0.1)
     value = loss([dict(f) for f in features], None)
     value.backward()
     assert temperature_params[0].grad is not None and temperature_params[0].grad.item() != 0.0
     optimizer.step()
-    assert float(loss.temperature.detach()) != pytest.approx(before)  # type: ignore[union-attr]
+    assert loss.temperature_value != pytest.approx(before)

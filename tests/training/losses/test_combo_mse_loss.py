@@ -41,15 +41,21 @@ def test_combo_mixes_bsc_and_mse() -> None:
 
 
 def test_combo_extremes_are_the_two_losses() -> None:
-    kwargs = {"threshold": 0.5, "normalization": "none", "temperature": 1.0}
-    only_bsc = combo_loss_from_embeddings(t(Q), t(D), t([1.0, 0.2]), mu=1.0, **kwargs).item()
-    only_mse = combo_loss_from_embeddings(t(Q), t(D), t([1.0, 0.2]), mu=0.0, **kwargs).item()
+    def combo(mu: float) -> float:
+        labels = t([1.0, 0.2])
+        return combo_loss_from_embeddings(
+            t(Q), t(D), labels, mu=mu, threshold=0.5, normalization="none", temperature=1.0
+        ).item()
+
+    only_bsc, only_mse = combo(1.0), combo(0.0)
     assert only_bsc == pytest.approx(BSC_PART) and only_mse == pytest.approx(MSE_PART, rel=1e-5)
 
 
 def test_combo_module_maps_sts_scores() -> None:
     # STS-b style: scores 0-5 -> [0, 1], binarized at t = 0.5 for BSC, used as is for the MSE target.
-    loss = ComboLoss(EmbeddingModel(), mu=0.25, threshold=0.5, label_max=5.0, normalization="none", temperature=1.0)
+    loss = ComboLoss(
+        EmbeddingModel(), mu=0.25, threshold=0.5, label_max=5.0, normalization="none", temperature=1.0
+    )
     got = loss([column(Q), column(D)], t([5.0, 1.0])).item()
     assert got == pytest.approx(0.25 * BSC_PART + 0.75 * MSE_PART, rel=1e-5)
     config = loss.get_config_dict()

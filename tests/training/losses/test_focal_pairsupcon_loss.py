@@ -138,6 +138,15 @@ def test_pairsupcon_projection_head_and_config() -> None:
         PairSupConLoss(EmbeddingModel(), weighting="other")
 
 
-def test_pairsupcon_single_pair_has_no_negatives() -> None:
-    value = weighted_instance_discrimination(t(U[:1]), t(V[:1]), torch.tensor([True]))
-    assert value.item() == 0.0
+@pytest.mark.parametrize("weighting", ["eq3", "importance"])
+def test_pairsupcon_gradients_are_finite_even_without_negatives(weighting: str) -> None:
+    u = torch.randn(5, 4, generator=torch.Generator().manual_seed(0)).requires_grad_()
+    v = torch.randn(5, 4, generator=torch.Generator().manual_seed(1))
+    positive = torch.tensor([True, True, False, True, True])
+    weighted_instance_discrimination(u, v, positive, 0.05, weighting).backward()
+    assert u.grad is not None and torch.isfinite(u.grad).all() and u.grad.abs().sum() > 0
+    single = t(U[:1]).requires_grad_()
+    value = weighted_instance_discrimination(single, t(V[:1]), torch.tensor([True]), 0.05, weighting)
+    assert value.item() == 0.0  # M = 1: no negatives, log(1 + 0)
+    value.backward()
+    assert single.grad is not None and torch.isfinite(single.grad).all()

@@ -84,7 +84,9 @@ def test_mnr_hard_negatives_and_labeled_negatives() -> None:
     # n = [(1,0), (-1,0)]: cos(q_0, n) = [1, -1], cos(q_1, n) = [0, 0], in every row's denominator.
     n = t([[1.0, 0.0], [-1.0, 0.0]])
     both = ((lse(20 * R2, 0, 20, -20) - 20 * R2) + (lse(20 * R2, 20, 0, 0) - 20)) / 2
-    assert mnr_loss_from_embeddings(t(MQ), t(MD), negatives=n).item() == pytest.approx(both, rel=1e-5, abs=1e-5)
+    assert mnr_loss_from_embeddings(t(MQ), t(MD), negatives=n).item() == pytest.approx(
+        both, rel=1e-5, abs=1e-5
+    )
     # Pair 1 labeled negative: only row 0 is averaged; d_1 stays in its denominator.
     only_row0 = lse(20 * R2, 0) - 20 * R2
     got = mnr_loss_from_embeddings(t(MQ), t(MD), t([1, 0])).item()

@@ -1,0 +1,114 @@
+"""Calibrate a corpus's duplicate threshold: the F1-optimal cosine on labeled pairs, with the active model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.db.engine import transaction
+from app.db.models import utcnow
+from app.db.repository import CorpusRepository
+from app.services.corpora import corpus_not_found
+from app.services.errors import InvalidInputError, NotFoundError
+from app.services.limits import check_count, check_text
+from app.services.runtime import Runtime
+from evaluation.pairs import best_f1_threshold
+
+
+@dataclass(frozen=True)
+class CalibrationInput:
+    """A text, the document it is compared with (stored id or inline text), and whether they match."""
+
+    text: str
+    document_id: str | None
+    document: str | None
+    label: int
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """The stored threshold and its quality on the calibration pairs."""
+
+    threshold: float
+    precision: float
+    recall: float
+    f1: float
+    accuracy: float
+    pair_count: int
+    model: str
+
+
+class CalibrationService:
+    """Find and store the duplicate threshold that maximizes F1 on a corpus's labeled pairs."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings
+
+    def calibrate(self, corpus_name: str, pairs: Sequence[CalibrationInput]) -> CalibrationResult:
+        """Score the pairs with the active model, pick the F1-optimal threshold, store it on the corpus."""
+        check_count("pairs", pairs, self.settings.max_pairs_per_request, "pairs")
+        for position, pair in enumerate(pairs):
+            check_text(self.settings, f"pairs[{position}].text", pair.text)
+            if pair.document is not None:
+                check_text(self.settings, f"pairs[{position}].document", pair.document)
+        labels = [pair.label for pair in pairs]
+        if len(set(labels)) < 2:
+            raise InvalidInputError(
+                "pairs: need at least one duplicate (label 1) and one non-duplicate (0)", "pairs"
+            )
+        state = self.runtime.state()
+        index = state.indexes.get(corpus_name)
+        with self.runtime.sessions() as session:
+            if CorpusRepository(session).get(corpus_name) is None:
+                raise corpus_not_found(corpus_name)
+        stored_ids = [p.document_id for p in pairs if p.document_id is not None]
+        missing = [doc_id for doc_id in dict.fromkeys(stored_ids) if doc_id not in index]
+        if missing:
+            raise NotFoundError(f"pairs: document ids not in corpus {corpus_name!r}: {missing[:10]}", "pairs")
+        texts = list(
+            dict.fromkeys([p.text for p in pairs] + [p.document for p in pairs if p.document is not None])
+        )
+        row_of = {text: row for row, text in enumerate(texts)}
+        encoded = state.encoder.encode(texts, label="calibration pairs")
+        stored = dict(zip(stored_ids, index.vectors(stored_ids), strict=True)) if stored_ids else {}
+        scores = np.array(
+            [
+                float(
+                    encoded[row_of[p.text]]
+                    @ (
+                        stored[p.document_id]
+                        if p.document_id is not None
+                        else encoded[row_of[p.document or ""]]
+                    )
+                )
+                for p in pairs
+            ]
+        )
+        best = best_f1_threshold(scores, labels)
+        result = CalibrationResult(
+            best.threshold,
+            best.precision,
+            best.recall,
+            best.f1,
+            best.accuracy,
+            len(pairs),
+            state.model_version,
+        )
+        with transaction(self.runtime.sessions) as session:
+            corpus = CorpusRepository(session).get(corpus_name)
+            if corpus is None:
+                raise corpus_not_found(corpus_name)
+            corpus.duplicate_threshold = result.threshold
+            corpus.threshold_model = result.model
+            corpus.calibration = {
+                "precision": result.precision,
+                "recall": result.recall,
+                "f1": result.f1,
+                "accuracy": result.accuracy,
+                "pair_count": result.pair_count,
+                "calibrated_at": utcnow().isoformat(),
+            }
+        return result
