@@ -1,4 +1,4 @@
-"""The evaluation API end to end: queue, run in the background, report metrics per query; and its 4xx cases."""
+"""The evaluation API end to end: queue, run in the background, report per-query metrics; its 4xx cases."""
 
 from __future__ import annotations
 
