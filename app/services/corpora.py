@@ -14,7 +14,7 @@ from app.db.repository import CorpusRepository, DocumentInput, DocumentRepositor
 from app.services.encoder import text_sha256
 from app.services.errors import ConflictError, InvalidInputError, NotFoundError
 from app.services.limits import check_count, check_text
-from app.services.runtime import Runtime
+from app.services.runtime import Runtime, ServingState
 from indexes.bundle import delete_corpus_bundles
 
 
@@ -113,16 +113,17 @@ class CorpusService:
 
     def delete_corpus(self, name: str) -> None:
         """Delete a corpus, its documents and its index bundles."""
-        with transaction(self.runtime.sessions) as session:
-            repository = CorpusRepository(session)
-            corpus = repository.get(name)
-            if corpus is None:
-                raise corpus_not_found(name)
-            repository.delete(corpus)
-        if self.runtime.is_ready():
-            self.runtime.state().indexes.drop(name)
-        else:
-            delete_corpus_bundles(self.settings.index_dir, name)
+        with self.runtime.write_gate.shared():
+            with transaction(self.runtime.sessions) as session:
+                repository = CorpusRepository(session)
+                corpus = repository.get(name)
+                if corpus is None:
+                    raise corpus_not_found(name)
+                repository.delete(corpus)
+            if self.runtime.is_ready():
+                self.runtime.state().indexes.drop(name)
+            else:
+                delete_corpus_bundles(self.settings.index_dir, name)
 
     def upsert_documents(
         self, name: str, documents: list[tuple[str, str, dict[str, Any] | None]]
@@ -137,8 +138,13 @@ class CorpusService:
                     f"documents[{position}].id: duplicate id {doc_id!r} in the request", "id"
                 )
             seen.add(doc_id)
-        state = self.runtime.state()
         inputs = [DocumentInput(d, t, text_sha256(t), m) for d, t, m in documents]
+        # Shared write gate first, then the state: a model swap can never slip between the two.
+        with self.runtime.write_gate.shared():
+            state = self.runtime.state()
+            return self._upsert_locked(name, inputs, state)
+
+    def _upsert_locked(self, name: str, inputs: list[DocumentInput], state: ServingState) -> UpsertCounts:
         with state.indexes.write_lock(name):
             with transaction(self.runtime.sessions) as session:
                 corpus = CorpusRepository(session).get(name)
@@ -172,7 +178,10 @@ class CorpusService:
 
     def delete_document(self, name: str, doc_id: str) -> None:
         """Delete one document and its vector."""
-        state = self.runtime.state()
+        with self.runtime.write_gate.shared():
+            self._delete_document_locked(name, doc_id, self.runtime.state())
+
+    def _delete_document_locked(self, name: str, doc_id: str, state: ServingState) -> None:
         with state.indexes.write_lock(name):
             with transaction(self.runtime.sessions) as session:
                 corpus = CorpusRepository(session).get(name)

@@ -80,6 +80,21 @@ class IndexStore:
         )
         return index
 
+    def refresh_all(self, sessions: sessionmaker[Session]) -> None:
+        """Bring every index in step with the database: reconcile open ones, open new ones, drop deleted."""
+        with sessions() as session:
+            names = {corpus.name for corpus, _ in CorpusRepository(session).list_with_counts()}
+        with self._guard:
+            opened = set(self._indexes)
+        for name in opened - names:
+            self.drop(name)
+        for name in names - opened:
+            self.open_corpus(name, sessions)
+        for name in names & opened:
+            with self.write_lock(name):
+                if self._reconcile(name, self.get(name), sessions):
+                    self.persist(name)
+
     def _reconcile(self, corpus: str, index: VectorIndex, sessions: sessionmaker[Session]) -> int:
         with sessions() as session:
             corpus_row = CorpusRepository(session).get(corpus)

@@ -1,4 +1,4 @@
-"""The service's process-wide state: database, the serving model and its indexes, readiness."""
+"""The service's process-wide state: database, the serving model and its indexes, readiness, swaps."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.db.engine import make_engine, make_session_factory
+from app.db.admin_repository import ModelRepository
+from app.db.engine import make_engine, make_session_factory, transaction
 from app.services.encoder import Encoder
 from app.services.errors import NotReadyError
 from app.services.index_store import IndexStore
-from pairank.models import resolve_model
+from app.services.registry import active_model_spec
+from app.services.rwlock import SharedExclusiveLock
+from pairank.models import ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +49,9 @@ class Runtime:
         self._loader: threading.Thread | None = None
         # Background work (evaluations) runs one at a time off the request threads.
         self.jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairank-job")
+        # Document writes hold it shared; a model swap holds it exclusively to catch up and switch.
+        self.write_gate = SharedExclusiveLock()
+        self._swap_lock = threading.Lock()
 
     @property
     def load_error(self) -> BaseException | None:
@@ -68,38 +74,47 @@ class Runtime:
         self._loader = threading.Thread(target=self._load, name="pairank-loader", daemon=True)
         self._loader.start()
 
-    def load_now(self) -> None:
-        """Load synchronously (tests, command-line tools)."""
-        self._load()
-        if self._load_error is not None:
-            raise self._load_error
-
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until ready or the timeout passes; returns readiness."""
         return self._ready.wait(timeout)
 
+    def build_state(self, spec: ModelSpec) -> ServingState:
+        """Load a model and open (load or build) every corpus index for it; nothing is served yet."""
+        log.info("loading model %s from %s", spec.version, spec.path)
+        encoder = Encoder.load(
+            spec,
+            device=self.settings.device,
+            batch_size=self.settings.encode_batch_size,
+            max_seq_length=self.settings.max_seq_length,
+        )
+        store = IndexStore(self.settings.index_dir, encoder, self.settings.index_factory)
+        store.open_all(self.sessions)
+        return ServingState(encoder=encoder, indexes=store)
+
     def _load(self) -> None:
         try:
-            spec = resolve_model(self.settings.model)
-            log.info("loading model %s from %s", spec.version, spec.path)
-            encoder = Encoder.load(
-                spec,
-                device=self.settings.device,
-                batch_size=self.settings.encode_batch_size,
-                max_seq_length=self.settings.max_seq_length,
-            )
-            store = IndexStore(self.settings.index_dir, encoder, self.settings.index_factory)
             if self.settings.seed_demo:
                 from app.services.demo import seed_demo_corpus
 
                 seed_demo_corpus(self.sessions)
-            store.open_all(self.sessions)
-            self._state = ServingState(encoder=encoder, indexes=store)
+            state = self.build_state(active_model_spec(self.sessions, self.settings.model))
+            self._state = state
             self._ready.set()
-            log.info("ready: model %s", spec.version)
+            log.info("ready: model %s", state.model_version)
         except Exception as error:  # noqa: BLE001 - reported through /ready instead of killing the server
             log.exception("loading failed")
             self._load_error = error
+
+    def swap(self, new_state: ServingState) -> None:
+        """Make a fully built state the serving one and record it as active, atomically for requests."""
+        with self._swap_lock, self.write_gate.exclusive():
+            # Writes made while the new indexes were being built: catch up before switching.
+            new_state.indexes.refresh_all(self.sessions)
+            with transaction(self.sessions) as session:
+                ModelRepository(session).activate(new_state.model_version)
+            self._state = new_state
+            self._ready.set()
+        log.info("now serving model %s", new_state.model_version)
 
     def close(self) -> None:
         """Stop background work and release database connections."""

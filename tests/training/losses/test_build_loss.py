@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import torch
-from loss_test_utils import EmbeddingModel
+from loss_test_utils import EmbeddingModel, column, t
 
 from training.losses import LOSSES, BSCLoss, build_loss, loss_parameter_names, text_group_ids
 
@@ -50,6 +50,17 @@ def test_every_loss_builds_with_defaults_and_reports_its_config(name: str) -> No
     config = loss.get_config_dict()
     assert set(config) <= set(loss_parameter_names(name))
     assert {"label_min", "label_max"} <= set(config)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+@pytest.mark.parametrize("labels", [[1.0], [0.0]])
+def test_every_loss_backpropagates_on_a_batch_of_one(name: str, labels: list[float]) -> None:
+    # A last batch of one pair, or of one labeled negative, must not break the step.
+    model = EmbeddingModel()
+    value = build_loss(name, model)([column([[1.0, 0.0]]), column([[0.6, 0.8]])], t(labels))
+    assert value.ndim == 0 and torch.isfinite(value)
+    value.backward()
+    assert model.scale.grad is not None and torch.isfinite(model.scale.grad)
 
 
 def test_group_ids_ignore_padding_width(tiny_model: Any) -> None:

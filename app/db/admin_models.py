@@ -1,0 +1,72 @@
+"""ORM models of the retraining loop: labeled training pairs, jobs and the model registry."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from app.db.models import Base, utcnow
+
+JOB_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
+UNFINISHED_JOB_STATUSES = ("queued", "running")
+
+
+class TrainingPair(Base):
+    """A labeled (query, document) pair of a corpus: label 1/0 or a graded score."""
+
+    __tablename__ = "training_pairs"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False, index=True
+    )
+    query: Mapped[str] = mapped_column(Text, nullable=False)
+    # Either a stored document (resolved to its text when a job exports the pairs) or an inline text.
+    document_id: Mapped[str | None] = mapped_column(String(256), nullable=True)
+    document: Mapped[str | None] = mapped_column(Text, nullable=True)
+    label: Mapped[float] = mapped_column(Float, nullable=False)
+    split: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+
+
+class Job(Base):
+    """An admin job (retraining): status, progress, outcome."""
+
+    __tablename__ = "jobs"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    corpus_name: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
+    progress: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    log_tail: Mapped[str | None] = mapped_column(Text, nullable=True)
+    run_dir: Mapped[str | None] = mapped_column(Text, nullable=True)
+    model_version: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    gate: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class ModelVersion(Base):
+    """A registered model; exactly one is active (the one the service serves)."""
+
+    __tablename__ = "model_versions"
+
+    version: Mapped[str] = mapped_column(String(300), primary_key=True)
+    model_id: Mapped[str] = mapped_column(String(300), nullable=False)
+    path: Mapped[str] = mapped_column(Text, nullable=False)
+    source: Mapped[str] = mapped_column(String(16), nullable=False)  # configured | trained
+    base_model: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    weights_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
+    training: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    dev_metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    activated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

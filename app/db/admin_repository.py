@@ -1,0 +1,132 @@
+"""SQL for training pairs, jobs and model versions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job, ModelVersion, TrainingPair
+from app.db.models import utcnow
+
+
+class PairRepository:
+    """Training pairs of one corpus."""
+
+    def __init__(self, session: Session, corpus_id: int) -> None:
+        self.session = session
+        self.corpus_id = corpus_id
+
+    def add_many(self, rows: Sequence[dict[str, Any]]) -> list[TrainingPair]:
+        """Insert pairs ({query, document_id | document, label, split}); returns them with ids."""
+        pairs = [TrainingPair(corpus_id=self.corpus_id, **row) for row in rows]
+        self.session.add_all(pairs)
+        self.session.flush()
+        return pairs
+
+    def list(self, split: str | None = None, offset: int = 0, limit: int | None = None) -> list[TrainingPair]:
+        """Pairs in insertion order, optionally of one split."""
+        query = select(TrainingPair).where(TrainingPair.corpus_id == self.corpus_id)
+        if split is not None:
+            query = query.where(TrainingPair.split == split)
+        query = query.order_by(TrainingPair.id).offset(offset)
+        if limit is not None:
+            query = query.limit(limit)
+        return list(self.session.scalars(query))
+
+    def counts(self) -> dict[str, int]:
+        """Pair counts: total, positives (label > 0), and per split."""
+        rows = self.session.execute(
+            select(TrainingPair.split, TrainingPair.label > 0, func.count())
+            .where(TrainingPair.corpus_id == self.corpus_id)
+            .group_by(TrainingPair.split, TrainingPair.label > 0)
+        ).all()
+        counts = {"total": 0, "positive": 0, "negative": 0, "train": 0, "dev": 0, "unsplit": 0}
+        for split, positive, count in rows:
+            counts["total"] += count
+            counts["positive" if positive else "negative"] += count
+            counts[split or "unsplit"] += count
+        return counts
+
+    def get(self, pair_id: int) -> TrainingPair | None:
+        """One pair by id, if it belongs to this corpus."""
+        pair = self.session.get(TrainingPair, pair_id)
+        return pair if pair is not None and pair.corpus_id == self.corpus_id else None
+
+    def delete(self, pair: TrainingPair) -> None:
+        """Delete one pair."""
+        self.session.delete(pair)
+
+
+class JobRepository:
+    """Admin jobs."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def add(self, job_id: str, kind: str, corpus: str | None, params: dict[str, Any]) -> Job:
+        """Record a queued job."""
+        job = Job(id=job_id, kind=kind, status="queued", corpus_name=corpus, params=params)
+        self.session.add(job)
+        self.session.flush()
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        """One job by id."""
+        return self.session.get(Job, job_id)
+
+    def unfinished(self) -> Job | None:
+        """The queued or running job, if any."""
+        return self.session.scalar(select(Job).where(Job.status.in_(UNFINISHED_JOB_STATUSES)).limit(1))
+
+    def list_recent(self, limit: int) -> list[Job]:
+        """Newest jobs first."""
+        return list(self.session.scalars(select(Job).order_by(Job.created_at.desc()).limit(limit)))
+
+    def fail_unfinished(self, reason: str) -> int:
+        """Mark jobs a previous process left queued or running as failed; returns how many."""
+        result = self.session.execute(
+            update(Job)
+            .where(Job.status.in_(UNFINISHED_JOB_STATUSES))
+            .values(status="failed", error=reason, finished_at=utcnow())
+        )
+        return int(result.rowcount or 0)  # type: ignore[attr-defined]
+
+
+class ModelRepository:
+    """The model registry."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def get(self, version: str) -> ModelVersion | None:
+        """One registered version."""
+        return self.session.get(ModelVersion, version)
+
+    def active(self) -> ModelVersion | None:
+        """The active version, if one was ever activated."""
+        return self.session.scalar(select(ModelVersion).where(ModelVersion.is_active.is_(True)).limit(1))
+
+    def list(self) -> list[ModelVersion]:
+        """Every version, newest first."""
+        return list(self.session.scalars(select(ModelVersion).order_by(ModelVersion.created_at.desc())))
+
+    def add(self, **fields: Any) -> ModelVersion:
+        """Register a version."""
+        row = ModelVersion(**fields)
+        self.session.add(row)
+        self.session.flush()
+        return row
+
+    def activate(self, version: str) -> None:
+        """Make one version the only active one (a single transaction, so never zero or two)."""
+        self.session.execute(
+            update(ModelVersion).where(ModelVersion.is_active.is_(True)).values(is_active=False)
+        )
+        self.session.execute(
+            update(ModelVersion)
+            .where(ModelVersion.version == version)
+            .values(is_active=True, activated_at=utcnow())
+        )
