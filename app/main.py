@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from app.api.body_limit import BodySizeLimit
 from app.api.errors import install_error_handlers
-from app.api.routes import corpora, evaluations, health, ranking
+from app.api.routes import admin, corpora, evaluations, health, pairs, ranking
 from app.config import Settings, get_settings
 from app.services.runtime import Runtime
 from pairank import __version__
@@ -40,7 +40,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     )
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
-    for module in (health, corpora, ranking, evaluations):
+    for module in (health, corpora, ranking, evaluations, pairs, admin):
         app.include_router(module.router)
     return app
 

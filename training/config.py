@@ -68,7 +68,7 @@ class StageConfig:
     name: str = "bsc"
     loss: str = "bsc"
     loss_params: dict[str, Any] = field(default_factory=dict)
-    epochs: int = 1
+    epochs: int = 3
     lr: float = 2e-5
     batch_size: int = 30
     warmup_ratio: float = 0.1

@@ -9,7 +9,10 @@ from fastapi import Depends, Request
 from app.services.calibration import CalibrationService
 from app.services.corpora import CorpusService
 from app.services.evaluations import EvaluationService
+from app.services.model_admin import ModelAdminService
+from app.services.pairs import PairService
 from app.services.ranking import RankingService
+from app.services.retraining import RetrainService
 from app.services.runtime import Runtime
 
 
@@ -39,8 +42,26 @@ def get_calibration_service(request: Request) -> CalibrationService:
     return CalibrationService(get_runtime(request))
 
 
+def get_pair_service(request: Request) -> PairService:
+    """Training-pair use cases on this app's runtime."""
+    return PairService(get_runtime(request))
+
+
+def get_retrain_service(request: Request) -> RetrainService:
+    """Retraining job use cases on this app's runtime."""
+    return RetrainService(get_runtime(request))
+
+
+def get_model_admin_service(request: Request) -> ModelAdminService:
+    """Model registry use cases on this app's runtime."""
+    return ModelAdminService(get_runtime(request))
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 CorpusServiceDep = Annotated[CorpusService, Depends(get_corpus_service)]
 RankingServiceDep = Annotated[RankingService, Depends(get_ranking_service)]
 EvaluationServiceDep = Annotated[EvaluationService, Depends(get_evaluation_service)]
 CalibrationServiceDep = Annotated[CalibrationService, Depends(get_calibration_service)]
+PairServiceDep = Annotated[PairService, Depends(get_pair_service)]
+RetrainServiceDep = Annotated[RetrainService, Depends(get_retrain_service)]
+ModelAdminServiceDep = Annotated[ModelAdminService, Depends(get_model_admin_service)]

@@ -6,6 +6,7 @@ import logging
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.admin_repository import JobRepository
 from app.db.engine import transaction
 from app.db.evaluation_repository import EvaluationRepository
 
@@ -17,5 +18,6 @@ def recover_interrupted_work(sessions: sessionmaker[Session]) -> None:
     """Mark work a previous process left unfinished as failed, so no record claims to be running forever."""
     with transaction(sessions) as session:
         evaluations = EvaluationRepository(session).fail_unfinished(INTERRUPTED)
-    if evaluations:
-        log.warning("marked %d interrupted evaluation(s) as failed", evaluations)
+        jobs = JobRepository(session).fail_unfinished(INTERRUPTED)
+    if evaluations or jobs:
+        log.warning("marked %d interrupted evaluation(s) and %d job(s) as failed", evaluations, jobs)

@@ -52,6 +52,8 @@ class Runtime:
         # Document writes hold it shared; a model swap holds it exclusively to catch up and switch.
         self.write_gate = SharedExclusiveLock()
         self._swap_lock = threading.Lock()
+        # The admin job running in this process, so that it can be cancelled.
+        self.current_job: object | None = None
 
     @property
     def load_error(self) -> BaseException | None:
@@ -78,15 +80,19 @@ class Runtime:
         """Block until ready or the timeout passes; returns readiness."""
         return self._ready.wait(timeout)
 
-    def build_state(self, spec: ModelSpec) -> ServingState:
-        """Load a model and open (load or build) every corpus index for it; nothing is served yet."""
+    def load_encoder(self, spec: ModelSpec) -> Encoder:
+        """Load a model with the service's device and batching settings."""
         log.info("loading model %s from %s", spec.version, spec.path)
-        encoder = Encoder.load(
+        return Encoder.load(
             spec,
             device=self.settings.device,
             batch_size=self.settings.encode_batch_size,
             max_seq_length=self.settings.max_seq_length,
         )
+
+    def build_state(self, spec: ModelSpec, encoder: Encoder | None = None) -> ServingState:
+        """Open (load or build) every corpus index for a model; nothing is served yet."""
+        encoder = encoder or self.load_encoder(spec)
         store = IndexStore(self.settings.index_dir, encoder, self.settings.index_factory)
         store.open_all(self.sessions)
         return ServingState(encoder=encoder, indexes=store)

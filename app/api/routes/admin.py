@@ -1,0 +1,50 @@
+"""Admin API: retraining jobs and the model registry (X-API-Key required)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from fastapi import APIRouter, Depends, Query
+
+from app.api.auth import require_admin
+from app.api.deps import ModelAdminServiceDep, RetrainServiceDep
+from app.schemas.admin import JobCreated, JobList, JobOut, ModelList, ModelOut, RetrainRequest
+
+router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
+
+
+@router.post("/retrain", status_code=202, response_model=JobCreated)
+def retrain(body: RetrainRequest, service: RetrainServiceDep) -> JobCreated:
+    """Start a retraining job (409 while another one is unfinished)."""
+    job = service.submit(body.model_dump(mode="json", exclude_none=True))
+    return JobCreated(job_id=job.id, status=job.status)
+
+
+@router.get("/jobs", response_model=JobList)
+def list_jobs(service: RetrainServiceDep, limit: int = Query(100, ge=1, le=1000)) -> JobList:
+    """Newest jobs first."""
+    return JobList(jobs=[JobOut(**asdict(job)) for job in service.list(limit)])
+
+
+@router.get("/jobs/{job_id}", response_model=JobOut)
+def get_job(job_id: str, service: RetrainServiceDep) -> JobOut:
+    """Status, progress, timings, error and log tail of a job."""
+    return JobOut(**asdict(service.get(job_id)))
+
+
+@router.post("/jobs/{job_id}/cancel", status_code=202, response_model=JobOut)
+def cancel_job(job_id: str, service: RetrainServiceDep) -> JobOut:
+    """Ask a queued or running job to stop."""
+    return JobOut(**asdict(service.cancel(job_id)))
+
+
+@router.get("/models", response_model=ModelList)
+def list_models(service: ModelAdminServiceDep) -> ModelList:
+    """Registered versions with their training config, dev metrics and which one is active."""
+    return ModelList(models=[ModelOut(**asdict(m)) for m in service.list_models()])
+
+
+@router.post("/models/{version:path}/activate", response_model=ModelOut)
+def activate_model(version: str, service: ModelAdminServiceDep) -> ModelOut:
+    """Switch to a registered version (also how an operator rolls back)."""
+    return ModelOut(**asdict(service.activate(version)))

@@ -1,0 +1,47 @@
+"""Labeled training pairs of a corpus (what retraining learns from)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Literal
+
+from fastapi import APIRouter, Query, Response
+
+from app.api.deps import PairServiceDep
+from app.schemas.admin import PairCounts, PairList, PairOut, PairsAdded, PairsCreate, SplitRequest
+from app.services.pairs import PairInput
+
+router = APIRouter(prefix="/v1/corpora/{name}/pairs", tags=["training pairs"])
+
+
+@router.post("", status_code=201, response_model=PairsAdded)
+def add_pairs(name: str, body: PairsCreate, service: PairServiceDep) -> PairsAdded:
+    """Store labeled pairs (all or nothing)."""
+    pairs = [PairInput(p.query, p.document_id, p.document, p.label, p.split) for p in body.pairs]
+    return PairsAdded(**service.add_pairs(name, pairs))
+
+
+@router.get("", response_model=PairList)
+def list_pairs(
+    name: str,
+    service: PairServiceDep,
+    split: Literal["train", "dev"] | None = None,
+    offset: int = Query(0, ge=0),
+    limit: int = Query(100, ge=1, le=1000),
+) -> PairList:
+    """A page of pairs with the corpus's counts."""
+    pairs, counts = service.list_pairs(name, split, offset, limit)
+    return PairList(pairs=[PairOut(**asdict(p)) for p in pairs], counts=PairCounts(**counts))
+
+
+@router.post("/split", response_model=PairCounts)
+def split_pairs(name: str, body: SplitRequest, service: PairServiceDep) -> PairCounts:
+    """Assign every pair to train or dev, deterministically by query text."""
+    return PairCounts(**service.split_pairs(name, body.dev_fraction, body.seed))
+
+
+@router.delete("/{pair_id}", status_code=204)
+def delete_pair(name: str, pair_id: int, service: PairServiceDep) -> Response:
+    """Delete one pair."""
+    service.delete_pair(name, pair_id)
+    return Response(status_code=204)

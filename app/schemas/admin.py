@@ -1,0 +1,161 @@
+"""Request and response models for training pairs and the admin API (retraining, jobs, models)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.schemas.common import CorpusName, DocumentId, NonBlankText
+
+
+class PairIn(BaseModel):
+    """A labeled pair: a query and a stored document (by id) or an inline document text."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: NonBlankText
+    document_id: DocumentId | None = None
+    document: NonBlankText | None = None
+    label: float = Field(ge=-1000, le=1000, description="1/0 (match or not) or a graded score.")
+    split: Literal["train", "dev"] | None = None
+
+    @model_validator(mode="after")
+    def _one_document(self) -> PairIn:
+        if (self.document_id is None) == (self.document is None):
+            raise ValueError("give exactly one of `document_id` or `document`")
+        return self
+
+
+class PairsCreate(BaseModel):
+    """POST /v1/corpora/{name}/pairs body."""
+
+    model_config = ConfigDict(extra="forbid")
+    pairs: list[PairIn] = Field(min_length=1)
+
+
+class PairOut(BaseModel):
+    """A stored pair."""
+
+    id: int
+    query: str
+    document_id: str | None
+    document: str | None
+    label: float
+    split: str | None
+    created_at: datetime
+
+
+class PairCounts(BaseModel):
+    """Pair counts of a corpus."""
+
+    total: int
+    positive: int
+    negative: int
+    train: int
+    dev: int
+    unsplit: int
+
+
+class PairsAdded(PairCounts):
+    """What POST /pairs stored, and the corpus's counts after it."""
+
+    added: int
+
+
+class PairList(BaseModel):
+    """A page of pairs with the corpus's counts."""
+
+    pairs: list[PairOut]
+    counts: PairCounts
+
+
+class SplitRequest(BaseModel):
+    """POST /v1/corpora/{name}/pairs/split body: a deterministic split by query text."""
+
+    model_config = ConfigDict(extra="forbid")
+    dev_fraction: float = Field(0.2, gt=0.0, lt=1.0)
+    seed: int = Field(0, ge=0)
+
+
+class DevSet(BaseModel):
+    """The dev set of a retraining job: explicit pairs, or a fraction of the stored pairs."""
+
+    model_config = ConfigDict(extra="forbid")
+    pairs: list[PairIn] | None = Field(None, min_length=1)
+    fraction: float | None = Field(None, gt=0.0, lt=1.0)
+
+
+class RetrainRequest(BaseModel):
+    """POST /admin/retrain body; everything has a default (see README, "Retraining")."""
+
+    model_config = ConfigDict(extra="forbid")
+    corpus: CorpusName
+    base_model: str | None = Field(None, description="Default: the active model.")
+    loss: str | None = None
+    loss_params: dict[str, Any] | None = None
+    shuffling: str | None = None
+    shuffle_params: dict[str, Any] | None = None
+    epochs: int | None = Field(None, ge=1, le=50)
+    batch_size: int | None = Field(None, ge=2, le=1024)
+    learning_rate: float | None = Field(None, gt=0.0, le=1.0)
+    max_seq_length: int | None = Field(None, ge=8, le=512)
+    seed: int | None = Field(None, ge=0)
+    dev: DevSet | None = None
+    gate_metric: str | None = None
+    auto_activate: bool | None = None
+    min_improvement: float | None = Field(None, ge=-1.0, le=1.0)
+
+
+class JobCreated(BaseModel):
+    """202 response of POST /admin/retrain."""
+
+    job_id: str
+    status: str
+
+
+class JobOut(BaseModel):
+    """A job: status, progress, timings, error and log tail."""
+
+    id: str
+    kind: str
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    corpus: str | None
+    params: dict[str, Any]
+    progress: dict[str, Any] | None
+    error: str | None
+    log_tail: str | None
+    model_version: str | None
+    gate: dict[str, Any] | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class JobList(BaseModel):
+    """GET /admin/jobs response."""
+
+    jobs: list[JobOut]
+
+
+class ModelOut(BaseModel):
+    """A registered model version."""
+
+    version: str
+    model_id: str
+    source: str
+    path: str
+    base_model: str | None
+    weights_sha256: str | None
+    job_id: str | None
+    training: dict[str, Any] | None
+    dev_metrics: dict[str, Any] | None
+    is_active: bool
+    created_at: datetime
+    activated_at: datetime | None
+
+
+class ModelList(BaseModel):
+    """GET /admin/models response."""
+
+    models: list[ModelOut]

@@ -1,0 +1,167 @@
+"""Labeled training pairs of a corpus: store, list, delete, split into train/dev, export for training."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.orm import Session
+
+from app.db.admin_models import TrainingPair
+from app.db.admin_repository import PairRepository
+from app.db.engine import transaction
+from app.db.models import Corpus
+from app.db.repository import CorpusRepository, DocumentRepository
+from app.services.corpora import corpus_not_found
+from app.services.errors import InvalidInputError, NotFoundError
+from app.services.limits import check_count, check_text
+from app.services.runtime import Runtime
+
+
+@dataclass(frozen=True)
+class PairInput:
+    """A labeled pair as sent: the document is a stored id or an inline text."""
+
+    query: str
+    document_id: str | None
+    document: str | None
+    label: float
+    split: str | None = None
+
+
+@dataclass(frozen=True)
+class PairInfo:
+    """A stored pair."""
+
+    id: int
+    query: str
+    document_id: str | None
+    document: str | None
+    label: float
+    split: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class ExportedPair:
+    """A pair with its document resolved to text, ready for a training file."""
+
+    query: str
+    document: str
+    label: float
+
+
+def is_dev_query(query: str, fraction: float, seed: int) -> bool:
+    """Deterministic split by query text, so all pairs of a query land on the same side."""
+    digest = hashlib.sha256(f"{seed}\0{query}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def _info(pair: TrainingPair) -> PairInfo:
+    return PairInfo(
+        pair.id, pair.query, pair.document_id, pair.document, pair.label, pair.split, pair.created_at
+    )
+
+
+class PairService:
+    """Use cases on a corpus's training pairs."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.settings = runtime.settings
+
+    def _corpus(self, session: Session, name: str) -> Corpus:
+        corpus = CorpusRepository(session).get(name)
+        if corpus is None:
+            raise corpus_not_found(name)
+        return corpus
+
+    def add_pairs(self, name: str, pairs: Sequence[PairInput]) -> dict[str, int]:
+        """Store pairs (all or nothing); document ids must exist in the corpus."""
+        check_count("pairs", pairs, self.settings.max_pairs_per_request, "pairs")
+        for position, pair in enumerate(pairs):
+            check_text(self.settings, f"pairs[{position}].query", pair.query)
+            if pair.document is not None:
+                check_text(self.settings, f"pairs[{position}].document", pair.document)
+        with transaction(self.runtime.sessions) as session:
+            corpus = self._corpus(session, name)
+            ids = [p.document_id for p in pairs if p.document_id is not None]
+            found = DocumentRepository(session, corpus).get_many(ids)
+            missing = [doc_id for doc_id in dict.fromkeys(ids) if doc_id not in found]
+            if missing:
+                raise InvalidInputError(
+                    f"pairs: document ids not in corpus {name!r}: {missing[:10]}", "pairs"
+                )
+            repository = PairRepository(session, corpus.id)
+            repository.add_many(
+                [
+                    {
+                        "query": p.query,
+                        "document_id": p.document_id,
+                        "document": p.document,
+                        "label": p.label,
+                        "split": p.split,
+                    }
+                    for p in pairs
+                ]
+            )
+            return {"added": len(pairs), **repository.counts()}
+
+    def list_pairs(
+        self, name: str, split: str | None, offset: int, limit: int
+    ) -> tuple[list[PairInfo], dict[str, int]]:
+        """A page of pairs and the corpus's pair counts."""
+        with self.runtime.sessions() as session:
+            corpus = self._corpus(session, name)
+            repository = PairRepository(session, corpus.id)
+            return [_info(p) for p in repository.list(split, offset, limit)], repository.counts()
+
+    def delete_pair(self, name: str, pair_id: int) -> None:
+        """Delete one pair."""
+        with transaction(self.runtime.sessions) as session:
+            repository = PairRepository(session, self._corpus(session, name).id)
+            pair = repository.get(pair_id)
+            if pair is None:
+                raise NotFoundError(f"pair {pair_id} does not exist in corpus {name!r}", field="id")
+            repository.delete(pair)
+
+    def split_pairs(self, name: str, dev_fraction: float, seed: int) -> dict[str, int]:
+        """Assign every pair to train or dev, deterministically by query text."""
+        with transaction(self.runtime.sessions) as session:
+            repository = PairRepository(session, self._corpus(session, name).id)
+            for pair in repository.list():
+                pair.split = "dev" if is_dev_query(pair.query, dev_fraction, seed) else "train"
+            session.flush()
+            return repository.counts()
+
+    def export(
+        self, name: str, dev_pairs: Sequence[PairInput] | None, dev_fraction: float, seed: int
+    ) -> tuple[list[ExportedPair], list[ExportedPair]]:
+        """(train, dev) pairs, texts resolved: explicit dev set, else stored splits, else a hash split."""
+        with self.runtime.sessions() as session:
+            corpus = self._corpus(session, name)
+            stored = PairRepository(session, corpus.id).list()
+            explicit = list(dev_pairs or [])
+            ids = [p.document_id for p in stored if p.document_id is not None]
+            ids += [p.document_id for p in explicit if p.document_id is not None]
+            texts = DocumentRepository(session, corpus).texts(ids)
+
+        def resolve(pair: TrainingPair | PairInput) -> ExportedPair | None:
+            text = pair.document if pair.document is not None else texts.get(pair.document_id or "")
+            return ExportedPair(pair.query, text, float(pair.label)) if text is not None else None
+
+        train_rows: list[TrainingPair | PairInput]
+        dev_rows: list[TrainingPair | PairInput]
+        if explicit:
+            train_rows, dev_rows = list(stored), list(explicit)
+        elif any(p.split == "dev" for p in stored):
+            train_rows = [p for p in stored if p.split != "dev"]
+            dev_rows = [p for p in stored if p.split == "dev"]
+        else:
+            train_rows = [p for p in stored if not is_dev_query(p.query, dev_fraction, seed)]
+            dev_rows = [p for p in stored if is_dev_query(p.query, dev_fraction, seed)]
+        train = [e for e in map(resolve, train_rows) if e is not None]
+        dev = [e for e in map(resolve, dev_rows) if e is not None]
+        return train, dev

@@ -1,0 +1,138 @@
+"""Training benchmarks: run `pairank train` variants one at a time, then tabulate their run folders.
+
+    nice -n 10 .venv/bin/python benchmarks/training_runs.py run pfcc_bsc pfcc_mse ...   # resumable
+    .venv/bin/python benchmarks/training_runs.py report                                    # md + json
+
+Run folders go to data/runs/bench/<name> (ignored by git); a run with a manifest is not rerun.
+The results land in benchmarks/training_results.json and the table in benchmarks/training.md is
+written from it (the prose around the table is kept between the BEGIN/END markers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RUNS = REPO / "data" / "runs" / "bench"
+RESULTS = REPO / "benchmarks" / "training_results.json"
+REPORT = REPO / "benchmarks" / "training.md"
+PFCC_CORPUS = "../shared/data/pfcc_snopes/corpus.jsonl"
+
+# name -> (config, overrides, description)
+VARIANTS: dict[str, tuple[str, list[str], str]] = {
+    "pfcc_bsc": ("pfcc_snopes", [], "BSC, paper's best PFCC-S settings (min-max by coordinates, tau 1.2, example shuffle)"),
+    "pfcc_bsc_random": ("pfcc_snopes", ["stages.0.shuffle=random", "stages.0.shuffle_params={}"],
+                        "BSC, random shuffling"),
+    "pfcc_bsc_none": ("pfcc_snopes", ["stages.0.shuffle=none", "stages.0.shuffle_params={}"],
+                      "BSC without example-based shuffling (file order)"),
+    "pfcc_combo": ("pfcc_snopes", ["stages.0.loss=combo",
+                                   "stages.0.loss_params={mu: 0.9, normalization: minmax_cols, temperature: 1.2}"],
+                   "combo 0.9 BSC + 0.1 MSE (paper's PFCC-S mu)"),
+    "pfcc_mse": ("pfcc_snopes", ["stages.0.loss=mse", "stages.0.loss_params={}", "stages.0.shuffle=random",
+                                 "stages.0.shuffle_params={}",
+                                 f"data.negatives={{pool: corpus, corpus: {PFCC_CORPUS}, start: 100, max_per_query: 3}}"],
+                 "MSE on cosine, 3 log-rank sampled negatives per tweet, positives oversampled (paper, section 4)"),
+    "pfcc_bsc_l2": ("pfcc_snopes", ["stages.0.loss_params={normalization: l2_rows, temperature: 0.05}"],
+                    "BSC, L2 rows (cosine) at tau 0.05 (MiniLM's pre-training scale), example shuffle"),
+    "cqa_a_bsc": ("semeval_cqa_a", ["stages.0.loss=bsc", "stages.0.loss_params={normalization: l2_rows, temperature: 0.055}"],
+                  "BSC, L2 rows tau 0.055, file order, bias correction"),
+    "cqa_a_combo": ("semeval_cqa_a", [], "combo 0.1 BSC + 0.9 MSE (paper's best CQA-A)"),
+    "stsb_bsc": ("stsb", ["stages=[{name: bsc, loss: bsc, loss_params: {normalization: l2_rows, temperature: 0.1, "
+                          "threshold: 0.6}, epochs: 5, shuffle: example, shuffle_params: {group_size: 8}}]"],
+                 "BSC alone (threshold 0.6), example shuffle"),
+    "stsb_combo": ("stsb", ["stages=[{name: combo, loss: combo, loss_params: {mu: 0.1, normalization: l2_rows, "
+                            "temperature: 0.1, threshold: 0.6}, epochs: 5, shuffle: example}]"],
+                   "combo 0.1 BSC + 0.9 MSE (paper's STS-b mu)"),
+    "stsb_bsc_then_mse": ("stsb", [], "BSC then MSE (sequential, the paper's best STS-b)"),
+}
+
+
+def run_variant(name: str, extra: list[str]) -> int:
+    """Train one variant into data/runs/bench/<name> unless it already finished."""
+    config, overrides, _ = VARIANTS[name]
+    out = RUNS / name
+    if (out / "manifest.json").exists():
+        print(f"[{name}] done already: {out}", flush=True)
+        return 0
+    args = [sys.executable, "-m", "pairank.cli", "train", "--config", config, "--output", str(out),
+            "--no-progress-bar", "--name", name]
+    for item in overrides + extra:
+        args += ["--set", item]
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"[{name}] {' '.join(args)}", flush=True)
+    started = time.time()
+    with (out / "stdout.jsonl").open("w") as stdout, (out / "stderr.log").open("w") as stderr:
+        rc = subprocess.call(args, cwd=REPO, stdout=stdout, stderr=stderr)
+    print(f"[{name}] rc={rc} in {time.time() - started:.0f}s", flush=True)
+    return rc
+
+
+def _summary(name: str) -> dict[str, Any] | None:
+    """What the report needs from one finished run folder."""
+    out = RUNS / name
+    if not (out / "manifest.json").exists():
+        return None
+    manifest = json.loads((out / "manifest.json").read_text())
+    metrics = json.loads((out / "metrics.json").read_text())
+    trained = [h for h in metrics["history"] if h["stage"] >= 0]
+    train_s = [h["train_seconds"] for h in trained]
+    shuffle_s = [h["shuffle_seconds"] for h in trained]
+    return {
+        "name": name,
+        "config": VARIANTS[name][0],
+        "overrides": VARIANTS[name][1],
+        "description": VARIANTS[name][2],
+        "model_id": manifest["model_id"],
+        "best_epoch": manifest["best_epoch"],
+        "dev_metric": manifest["dev_metric"],
+        "dev_metrics": manifest["dev_metrics"],
+        "zero_shot": metrics["base_model_dev"],
+        "epochs": [{k: h.get(k) for k in ("epoch_index", "stage_name", "train_loss", "dev_metric", "train_seconds",
+                                          "shuffle_seconds", "eval_seconds")} for h in trained],
+        "mean_train_seconds_per_epoch": round(sum(train_s) / len(train_s), 1),
+        "mean_shuffle_seconds_per_epoch": round(sum(shuffle_s) / len(shuffle_s), 1),
+        "shuffle_overhead_ratio": round(sum(shuffle_s) / max(1e-9, sum(train_s)), 3),
+        "training_seconds": manifest["training_seconds"],
+        "settings": manifest["settings"],
+    }
+
+
+def report() -> None:
+    """Write training_results.json from every finished run and the table in training.md."""
+    runs = [s for s in (_summary(n) for n in VARIANTS) if s]
+    machine = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+               "python": platform.python_version()}
+    RESULTS.write_text(json.dumps({"machine": machine, "runs": runs}, indent=2) + "\n")
+    print(f"wrote {RESULTS} ({len(runs)} runs)")
+
+
+def main(argv: list[str]) -> int:
+    """`run NAME... [-- --set k=v ...]` or `report`."""
+    if not argv or argv[0] not in {"run", "report"}:
+        print(__doc__)
+        return 2
+    if argv[0] == "report":
+        report()
+        return 0
+    names, extra = argv[1:], []
+    if "--" in names:
+        cut = names.index("--")
+        names, extra = names[:cut], [a for a in names[cut + 1 :] if a != "--set"]
+    unknown = [n for n in names if n not in VARIANTS]
+    if unknown:
+        print(f"unknown variants {unknown}; known: {sorted(VARIANTS)}")
+        return 2
+    failed = [n for n in names if run_variant(n, extra) != 0]
+    report()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
