@@ -27,29 +27,67 @@ PFCC_CORPUS = "../shared/data/pfcc_snopes/corpus.jsonl"
 
 # name -> (config, overrides, description)
 VARIANTS: dict[str, tuple[str, list[str], str]] = {
-    "pfcc_bsc": ("pfcc_snopes", [], "BSC, paper's best PFCC-S settings (min-max by coordinates, tau 1.2, example shuffle)"),
-    "pfcc_bsc_random": ("pfcc_snopes", ["stages.0.shuffle=random", "stages.0.shuffle_params={}"],
-                        "BSC, random shuffling"),
-    "pfcc_bsc_none": ("pfcc_snopes", ["stages.0.shuffle=none", "stages.0.shuffle_params={}"],
-                      "BSC without example-based shuffling (file order)"),
-    "pfcc_combo": ("pfcc_snopes", ["stages.0.loss=combo",
-                                   "stages.0.loss_params={mu: 0.9, normalization: minmax_cols, temperature: 1.2}"],
-                   "combo 0.9 BSC + 0.1 MSE (paper's PFCC-S mu)"),
-    "pfcc_mse": ("pfcc_snopes", ["stages.0.loss=mse", "stages.0.loss_params={}", "stages.0.shuffle=random",
-                                 "stages.0.shuffle_params={}",
-                                 f"data.negatives={{pool: corpus, corpus: {PFCC_CORPUS}, start: 100, max_per_query: 3}}"],
-                 "MSE on cosine, 3 log-rank sampled negatives per tweet, positives oversampled (paper, section 4)"),
-    "pfcc_bsc_l2": ("pfcc_snopes", ["stages.0.loss_params={normalization: l2_rows, temperature: 0.05}"],
-                    "BSC, L2 rows (cosine) at tau 0.05 (MiniLM's pre-training scale), example shuffle"),
-    "cqa_a_bsc": ("semeval_cqa_a", ["stages.0.loss=bsc", "stages.0.loss_params={normalization: l2_rows, temperature: 0.055}"],
-                  "BSC, L2 rows tau 0.055, file order, bias correction"),
+    "pfcc_bsc": (
+        "pfcc_snopes",
+        [],
+        "BSC, paper's best PFCC-S settings (min-max by coordinates, tau 1.2, example shuffle)",
+    ),
+    "pfcc_bsc_random": (
+        "pfcc_snopes",
+        ["stages.0.shuffle=random", "stages.0.shuffle_params={}"],
+        "BSC, random shuffling",
+    ),
+    "pfcc_bsc_none": (
+        "pfcc_snopes",
+        ["stages.0.shuffle=none", "stages.0.shuffle_params={}"],
+        "BSC without example-based shuffling (file order)",
+    ),
+    "pfcc_combo": (
+        "pfcc_snopes",
+        [
+            "stages.0.loss=combo",
+            "stages.0.loss_params={mu: 0.9, normalization: minmax_cols, temperature: 1.2}",
+        ],
+        "combo 0.9 BSC + 0.1 MSE (paper's PFCC-S mu)",
+    ),
+    "pfcc_mse": (
+        "pfcc_snopes",
+        [
+            "stages.0.loss=mse",
+            "stages.0.loss_params={}",
+            "stages.0.shuffle=random",
+            "stages.0.shuffle_params={}",
+            f"data.negatives={{pool: corpus, corpus: {PFCC_CORPUS}, start: 100, max_per_query: 3}}",
+        ],
+        "MSE on cosine, 3 log-rank sampled negatives per tweet, positives oversampled (paper, section 4)",
+    ),
+    "pfcc_bsc_l2": (
+        "pfcc_snopes",
+        ["stages.0.loss_params={normalization: l2_rows, temperature: 0.05}"],
+        "BSC, L2 rows (cosine) at tau 0.05 (MiniLM's pre-training scale), example shuffle",
+    ),
+    "cqa_a_bsc": (
+        "semeval_cqa_a",
+        ["stages.0.loss=bsc", "stages.0.loss_params={normalization: l2_rows, temperature: 0.055}"],
+        "BSC, L2 rows tau 0.055, file order, bias correction",
+    ),
     "cqa_a_combo": ("semeval_cqa_a", [], "combo 0.1 BSC + 0.9 MSE (paper's best CQA-A)"),
-    "stsb_bsc": ("stsb", ["stages=[{name: bsc, loss: bsc, loss_params: {normalization: l2_rows, temperature: 0.1, "
-                          "threshold: 0.6}, epochs: 5, shuffle: example, shuffle_params: {group_size: 8}}]"],
-                 "BSC alone (threshold 0.6), example shuffle"),
-    "stsb_combo": ("stsb", ["stages=[{name: combo, loss: combo, loss_params: {mu: 0.1, normalization: l2_rows, "
-                            "temperature: 0.1, threshold: 0.6}, epochs: 5, shuffle: example}]"],
-                   "combo 0.1 BSC + 0.9 MSE (paper's STS-b mu)"),
+    "stsb_bsc": (
+        "stsb",
+        [
+            "stages=[{name: bsc, loss: bsc, loss_params: {normalization: l2_rows, temperature: 0.1, "
+            "threshold: 0.6}, epochs: 5, shuffle: example, shuffle_params: {group_size: 8}}]"
+        ],
+        "BSC alone (threshold 0.6), example shuffle",
+    ),
+    "stsb_combo": (
+        "stsb",
+        [
+            "stages=[{name: combo, loss: combo, loss_params: {mu: 0.1, normalization: l2_rows, "
+            "temperature: 0.1, threshold: 0.6}, epochs: 5, shuffle: example}]"
+        ],
+        "combo 0.1 BSC + 0.9 MSE (paper's STS-b mu)",
+    ),
     "stsb_bsc_then_mse": ("stsb", [], "BSC then MSE (sequential, the paper's best STS-b)"),
 }
 
@@ -61,8 +99,19 @@ def run_variant(name: str, extra: list[str]) -> int:
     if (out / "manifest.json").exists():
         print(f"[{name}] done already: {out}", flush=True)
         return 0
-    args = [sys.executable, "-m", "pairank.cli", "train", "--config", config, "--output", str(out),
-            "--no-progress-bar", "--name", name]
+    args = [
+        sys.executable,
+        "-m",
+        "pairank.cli",
+        "train",
+        "--config",
+        config,
+        "--output",
+        str(out),
+        "--no-progress-bar",
+        "--name",
+        name,
+    ]
     for item in overrides + extra:
         args += ["--set", item]
     out.mkdir(parents=True, exist_ok=True)
@@ -94,8 +143,21 @@ def _summary(name: str) -> dict[str, Any] | None:
         "dev_metric": manifest["dev_metric"],
         "dev_metrics": manifest["dev_metrics"],
         "zero_shot": metrics["base_model_dev"],
-        "epochs": [{k: h.get(k) for k in ("epoch_index", "stage_name", "train_loss", "dev_metric", "train_seconds",
-                                          "shuffle_seconds", "eval_seconds")} for h in trained],
+        "epochs": [
+            {
+                k: h.get(k)
+                for k in (
+                    "epoch_index",
+                    "stage_name",
+                    "train_loss",
+                    "dev_metric",
+                    "train_seconds",
+                    "shuffle_seconds",
+                    "eval_seconds",
+                )
+            }
+            for h in trained
+        ],
         "mean_train_seconds_per_epoch": round(sum(train_s) / len(train_s), 1),
         "mean_shuffle_seconds_per_epoch": round(sum(shuffle_s) / len(shuffle_s), 1),
         "shuffle_overhead_ratio": round(sum(shuffle_s) / max(1e-9, sum(train_s)), 3),
@@ -107,8 +169,11 @@ def _summary(name: str) -> dict[str, Any] | None:
 def report() -> None:
     """Write training_results.json from every finished run and the table in training.md."""
     runs = [s for s in (_summary(n) for n in VARIANTS) if s]
-    machine = {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-               "python": platform.python_version()}
+    machine = {
+        "cpu": platform.processor() or platform.machine(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+    }
     RESULTS.write_text(json.dumps({"machine": machine, "runs": runs}, indent=2) + "\n")
     print(f"wrote {RESULTS} ({len(runs)} runs)")
 

@@ -39,8 +39,14 @@ def write_config(setup: dict[str, Path], path: Path) -> Path:
 def pairank_train(args: list[str]) -> tuple[int, list[dict[str, Any]], str]:
     """Run `python -m pairank.cli train ARGS`; every stdout line must be a JSON event."""
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
-    done = subprocess.run([sys.executable, "-m", "pairank.cli", "train", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        [sys.executable, "-m", "pairank.cli", "train", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
     events = [json.loads(line) for line in done.stdout.splitlines()]  # fails on any non-JSON line
     return done.returncode, events, done.stderr
 
@@ -48,8 +54,20 @@ def pairank_train(args: list[str]) -> tuple[int, list[dict[str, Any]], str]:
 def test_cli_config_with_overrides(setup: dict[str, Path], tmp_path: Path) -> None:
     config = write_config(setup, tmp_path / "cfg.yaml")
     out = tmp_path / "run"
-    rc, events, stderr = pairank_train(["--config", str(config), "--output", str(out), "--set", "stages.0.epochs=2",
-                                        "--set", "log_every=1", "--set", "cpu_threads=1"])
+    rc, events, stderr = pairank_train(
+        [
+            "--config",
+            str(config),
+            "--output",
+            str(out),
+            "--set",
+            "stages.0.epochs=2",
+            "--set",
+            "log_every=1",
+            "--set",
+            "cpu_threads=1",
+        ]
+    )
     assert rc == 0, stderr
     kinds = [e["event"] for e in events]
     assert kinds[0] == "start" and kinds[-1] == "done"
@@ -63,17 +81,36 @@ def test_cli_config_with_overrides(setup: dict[str, Path], tmp_path: Path) -> No
 
 def test_cli_trains_from_plain_pair_files(setup: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "run"
-    rc, events, stderr = pairank_train(["--train-pairs", str(setup["train"]), "--dev-pairs", str(setup["dev"]),
-                                        "--base-model", str(setup["model"]), "--epochs", "1", "--output", str(out),
-                                        "--set", "stages.0.batch_size=16", "--set", "max_seq_length=24"])
+    rc, events, stderr = pairank_train(
+        [
+            "--train-pairs",
+            str(setup["train"]),
+            "--dev-pairs",
+            str(setup["dev"]),
+            "--base-model",
+            str(setup["model"]),
+            "--epochs",
+            "1",
+            "--output",
+            str(out),
+            "--set",
+            "stages.0.batch_size=16",
+            "--set",
+            "max_seq_length=24",
+        ]
+    )
     assert rc == 0, stderr
     resolved = yaml.safe_load((out / "config.yaml").read_text())
-    assert resolved["dev"]["kind"] == "pairs" and resolved["dev"]["task"] == "retrieval"  # 0/1 labels: ranking
+    assert (
+        resolved["dev"]["kind"] == "pairs" and resolved["dev"]["task"] == "retrieval"
+    )  # 0/1 labels: ranking
     assert resolved["dev"]["metric"] == "MRR"
     assert events[-1]["event"] == "done" and (out / "manifest.json").is_file()
 
 
-def test_cli_rejects_bad_arguments(setup: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_cli_rejects_bad_arguments(
+    setup: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     config = write_config(setup, tmp_path / "cfg.yaml")
     assert train(["--config", str(config), "--set", "stages.0.learning_rate=1"]) == 2
     assert "unknown key" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,11 +21,19 @@ SHIPPED = ["pfcc_snopes", "semeval_cqa_a", "semeval_cqa_b", "antique", "stsb", "
 
 
 def test_overrides_parse_values_and_paths() -> None:
-    raw = {"name": "x", "stages": [{"lr": 1e-5}, {"lr": 1e-5}], "dev": {"metric": "MRR"}}
+    raw: dict[str, Any] = {"name": "x", "stages": [{"lr": 1e-5}, {"lr": 1e-5}], "dev": {"metric": "MRR"}}
     out = apply_overrides(
         raw,
-        ["stages.0.lr=3e-5", "stages.*.epochs=2", "dev.metric=MAP", "seeds=5", "amp=off",
-         "stages.1.loss_params={mu: 0.1, temperature: 0.05}", "data.label_range=[0, 5]", "progress_bar=false"],
+        [
+            "stages.0.lr=3e-5",
+            "stages.*.epochs=2",
+            "dev.metric=MAP",
+            "seeds=5",
+            "amp=off",
+            "stages.1.loss_params={mu: 0.1, temperature: 0.05}",
+            "data.label_range=[0, 5]",
+            "progress_bar=false",
+        ],
     )
     assert out["stages"][0]["lr"] == 3e-5 and isinstance(out["stages"][0]["lr"], float)
     assert [s["epochs"] for s in out["stages"]] == [2, 2]

@@ -38,7 +38,12 @@ def test_split_by_query_keeps_each_query_on_one_side() -> None:
 
 
 def test_log_rank_positions() -> None:
-    assert log_rank_positions(100, 10_000, None)[:4] == [100, 101, 103, 107]  # 0-based ranks 101, 102, 104, 108
+    assert log_rank_positions(100, 10_000, None)[:4] == [
+        100,
+        101,
+        103,
+        107,
+    ]  # 0-based ranks 101, 102, 104, 108
     assert log_rank_positions(100, 150, None) == [100, 101, 103, 107, 115, 131]
     spread = log_rank_positions(100, 10_000, 3)
     assert len(spread) == 3 and spread[0] == 100 and spread[-1] == log_rank_positions(100, 10_000, None)[-1]

@@ -59,6 +59,7 @@ def _global_loss_grads(rank: int, world: int, rows: int) -> dict[str, torch.Tens
     loss = loss_fn([_features(1, rows), _features(2, rows)], labels)
     loss.backward()
     average_gradients(list(model.parameters()), world)
+    assert model.emb.weight.grad is not None
     return {"loss": loss.detach(), "grad": model.emb.weight.grad.detach().clone()}
 
 
@@ -74,7 +75,7 @@ def _worker(rank: int, world: int, init_file: str, rows: int, out_dir: str) -> N
         (gathered * weights).sum().backward()
         start = 0 if rank == 0 else 1
         # Every rank computed the same loss, so the owner's gradient is world x d(loss)/dx.
-        assert torch.equal(x.grad, world * weights[start : start + rank + 1])
+        assert x.grad is not None and torch.equal(x.grad, world * weights[start : start + rank + 1])
     finally:
         dist.destroy_process_group()
 
@@ -85,8 +86,11 @@ def test_local_bounds_cover_the_batch() -> None:
 
 
 def test_slice_features_trims_padding() -> None:
-    feats = {"input_ids": torch.tensor([[1, 2, 0, 0], [3, 0, 0, 0]]), "attention_mask": torch.tensor(
-        [[1, 1, 0, 0], [1, 0, 0, 0]]), "modality": "text"}
+    feats = {
+        "input_ids": torch.tensor([[1, 2, 0, 0], [3, 0, 0, 0]]),
+        "attention_mask": torch.tensor([[1, 1, 0, 0], [1, 0, 0, 0]]),
+        "modality": "text",
+    }
     local = slice_features(feats, 1, 2)
     assert local["input_ids"].tolist() == [[3]] and local["modality"] == "text"
 
@@ -97,6 +101,7 @@ def test_single_process_group_is_the_identity(tmp_path: Path) -> None:
         x = torch.randn(3, 2, requires_grad=True)
         y = all_gather_with_grad(x)
         (y * 2).sum().backward()
+        assert x.grad is not None
         assert torch.equal(y, x) and torch.equal(x.grad, torch.full((3, 2), 2.0))
     finally:
         dist.destroy_process_group()
@@ -129,12 +134,34 @@ def test_torchrun_two_cpu_ranks_end_to_end(tmp_path: Path) -> None:
     if not torchrun.exists():
         pytest.skip("torchrun is not installed next to the interpreter")
     out = tmp_path / "run"
-    args = ["--nproc_per_node", "2", "-m", "pairank.cli", "train", "--train-pairs", str(setup["train"]),
-            "--dev-pairs", str(setup["dev"]), "--base-model", str(setup["model"]), "--epochs", "1",
-            "--output", str(out), "--no-progress-bar", "--set", "stages.0.batch_size=8",
-            "--set", "max_seq_length=24", "--set", "stages.0.shuffle=example"]
+    args = [
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "pairank.cli",
+        "train",
+        "--train-pairs",
+        str(setup["train"]),
+        "--dev-pairs",
+        str(setup["dev"]),
+        "--base-model",
+        str(setup["model"]),
+        "--epochs",
+        "1",
+        "--output",
+        str(out),
+        "--no-progress-bar",
+        "--set",
+        "stages.0.batch_size=8",
+        "--set",
+        "max_seq_length=24",
+        "--set",
+        "stages.0.shuffle=example",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MASTER_PORT": str(_free_port())}
-    done = subprocess.run([str(torchrun), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+    done = subprocess.run(
+        [str(torchrun), *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=240
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     events = [json.loads(line) for line in done.stdout.splitlines()]
     assert events[0]["event"] == "start" and events[0]["world_size"] == 2

@@ -76,8 +76,14 @@ def test_param_groups_skip_decay_on_bias_and_norm_and_give_temperature_its_rate(
     model.add_module("LayerNorm", nn.LayerNorm(3))
     temperature = nn.Parameter(torch.tensor(0.0))
     head = nn.Parameter(torch.zeros(2))
-    groups = param_groups(model, lr=1e-3, weight_decay=0.01, extra=[head, temperature], temperature=[temperature],
-                          temperature_lr=0.1)
+    groups = param_groups(
+        model,
+        lr=1e-3,
+        weight_decay=0.01,
+        extra=[head, temperature],
+        temperature=[temperature],
+        temperature_lr=0.1,
+    )
     decay, no_decay, extra, temps = groups
     assert decay["weight_decay"] == 0.01 and len(decay["params"]) == 1  # the linear weight only
     assert no_decay["weight_decay"] == 0.0 and len(no_decay["params"]) == 3

@@ -17,6 +17,7 @@ from training.evaluators import DevEvaluator
 from training.run_folder import EventWriter
 from training.trainer import train
 
+
 @pytest.fixture(autouse=True)
 def one_torch_thread() -> Any:
     # Torch's worker threads spin; on a shared 2-core host one thread is several times faster.
@@ -40,8 +41,16 @@ def tiny_config(setup: dict[str, Path], **overrides: Any) -> Any:
         "log_every": 2,
         "data": {"train_pairs": str(setup["train"])},
         "dev": {"kind": "pairs", "path": str(setup["dev"]), "task": "retrieval", "metric": "MRR"},
-        "stages": [{"loss": "bsc", "epochs": 3, "lr": 3e-3, "batch_size": 8, "shuffle": "none",
-                    "loss_params": {"temperature": 0.1}}],
+        "stages": [
+            {
+                "loss": "bsc",
+                "epochs": 3,
+                "lr": 3e-3,
+                "batch_size": 8,
+                "shuffle": "none",
+                "loss_params": {"temperature": 0.1},
+            }
+        ],
     }
     raw.update(overrides)
     return config_from_dict(raw)
@@ -57,7 +66,8 @@ class ScriptedScores:
     """Replaces DevEvaluator.__call__: returns scripted MRRs and snapshots the weights at each call."""
 
     def __init__(self, scores: list[float]) -> None:
-        self.scores, self.snapshots = list(scores), []
+        self.scores = list(scores)
+        self.snapshots: list[dict[str, torch.Tensor]] = []
 
     def __call__(self, evaluator: DevEvaluator, model: Any, *args: Any, **kwargs: Any) -> dict[str, float]:
         self.snapshots.append({k: v.detach().clone() for k, v in model.state_dict().items()})
@@ -69,9 +79,21 @@ def patch_evaluator(monkeypatch: pytest.MonkeyPatch, scripted: ScriptedScores) -
 
 
 def test_end_to_end_run_folder(tiny_setup: dict[str, Path], tmp_path: Path) -> None:
-    manifest, events = run(tiny_setup, tmp_path / "run", stages=[{
-        "loss": "bsc", "epochs": 4, "lr": 3e-3, "batch_size": 8, "shuffle": "example",
-        "shuffle_params": {"group_size": 4, "n_neighbors": 16}, "loss_params": {"temperature": 0.1}}])
+    manifest, events = run(
+        tiny_setup,
+        tmp_path / "run",
+        stages=[
+            {
+                "loss": "bsc",
+                "epochs": 4,
+                "lr": 3e-3,
+                "batch_size": 8,
+                "shuffle": "example",
+                "shuffle_params": {"group_size": 4, "n_neighbors": 16},
+                "loss_params": {"temperature": 0.1},
+            }
+        ],
+    )
     out = tmp_path / "run"
     for name in ("config.yaml", "metrics.json", "manifest.json", "training_curves.png", "events.jsonl"):
         assert (out / name).is_file(), name
@@ -83,8 +105,18 @@ def test_end_to_end_run_folder(tiny_setup: dict[str, Path], tmp_path: Path) -> N
     assert metrics["base_model_dev"]["MRR"] > 0
     on_disk = json.loads((out / "manifest.json").read_text())
     assert on_disk == json.loads(json.dumps(manifest))
-    for key in ("model_id", "base_model", "base_model_version", "data", "loss", "settings", "dev_metrics",
-                "best_epoch", "weights_sha256", "created_at"):
+    for key in (
+        "model_id",
+        "base_model",
+        "base_model_version",
+        "data",
+        "loss",
+        "settings",
+        "dev_metrics",
+        "best_epoch",
+        "weights_sha256",
+        "created_at",
+    ):
         assert key in on_disk, key
     assert on_disk["weights_sha256"] == folder_weights_sha256(out / "model")
     assert on_disk["model_id"].startswith("pairank-tiny-") and on_disk["loss"]["name"] == "bsc"
@@ -100,8 +132,9 @@ def test_end_to_end_run_folder(tiny_setup: dict[str, Path], tmp_path: Path) -> N
     assert [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines()] == events
 
 
-def test_best_checkpoint_is_the_one_saved(tiny_setup: dict[str, Path], tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_best_checkpoint_is_the_one_saved(
+    tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scripted = ScriptedScores([0.2, 0.5, 0.9, 0.4])  # base, epochs 1-3: epoch 2 is best
     patch_evaluator(monkeypatch, scripted)
     manifest, events = run(tiny_setup, tmp_path / "run")
@@ -115,8 +148,9 @@ def test_best_checkpoint_is_the_one_saved(tiny_setup: dict[str, Path], tmp_path:
     assert not all(torch.allclose(saved[k], v) for k, v in scripted.snapshots[3].items())
 
 
-def test_sequential_stages_restart_from_the_best_epoch(tiny_setup: dict[str, Path], tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sequential_stages_restart_from_the_best_epoch(
+    tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scripted = ScriptedScores([0.1, 0.8, 0.3, 0.2])  # base, bsc 1, bsc 2, mse 1
     patch_evaluator(monkeypatch, scripted)
     stages = [
@@ -127,15 +161,20 @@ def test_sequential_stages_restart_from_the_best_epoch(tiny_setup: dict[str, Pat
     manifest, _ = run(tiny_setup, tmp_path / "run", stages=stages)
     history = json.loads((tmp_path / "run" / "metrics.json").read_text())["history"]
     assert [(h["stage_name"], h["epoch"], h["epoch_index"]) for h in history] == [
-        ("base", 0, 0), ("bsc", 1, 1), ("bsc", 2, 2), ("mse", 1, 3)]
+        ("base", 0, 0),
+        ("bsc", 1, 1),
+        ("bsc", 2, 2),
+        ("mse", 1, 3),
+    ]
     assert manifest["loss"]["name"] == "bsc+mse" and manifest["best"]["stage_name"] == "bsc"
     after_mse, best_bsc, last_bsc = scripted.snapshots[3], scripted.snapshots[1], scripted.snapshots[2]
     assert all(torch.allclose(after_mse[k], best_bsc[k], atol=1e-6) for k in best_bsc)
     assert not all(torch.allclose(after_mse[k], last_bsc[k], atol=1e-6) for k in last_bsc)
 
 
-def test_seed_search_keeps_the_best_run(tiny_setup: dict[str, Path], tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_seed_search_keeps_the_best_run(
+    tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scripted = ScriptedScores([0.1, 0.3, 0.7])  # base (scored once), seed run 0, seed run 1
     patch_evaluator(monkeypatch, scripted)
     stages = [{"loss": "bsc", "epochs": 1, "lr": 3e-3, "batch_size": 8, "shuffle": "random"}]
@@ -144,8 +183,9 @@ def test_seed_search_keeps_the_best_run(tiny_setup: dict[str, Path], tmp_path: P
     assert [e["seed_run"] for e in events if e["event"] == "epoch_end"] == [0, 0, 1, 1]
 
 
-def test_failed_run_leaves_no_manifest(tiny_setup: dict[str, Path], tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_run_leaves_no_manifest(
+    tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(*args: Any, **kwargs: Any) -> dict[str, float]:
         raise RuntimeError("dev set exploded")
 

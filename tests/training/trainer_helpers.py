@@ -10,7 +10,15 @@ from typing import Any
 WORDS = {
     "subject": ["the mayor", "a shark", "the senator", "my neighbour", "a robot", "the vaccine", "a farmer"],
     "verb": ["banned", "photographed", "cured", "sold", "invented", "painted", "hid"],
-    "object": ["plastic bags", "the highway", "the moon", "cheap flights", "a router", "the election", "carrots"],
+    "object": [
+        "plastic bags",
+        "the highway",
+        "the moon",
+        "cheap flights",
+        "a router",
+        "the election",
+        "carrots",
+    ],
 }
 
 

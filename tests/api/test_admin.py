@@ -1,0 +1,137 @@
+"""Admin API: auth, the retraining loop end to end (tiny model), 409, cancel, kill -9 of the trainer."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import CLAIMS, ClientFactory, add_claims
+
+KEY = {"X-API-Key": "s3cret"}
+PARAPHRASES = [
+    ("was the moon landing fake", "c1"),
+    ("does bleach cure covid", "c2"),
+    ("do vaccines cause autism", "c3"),
+    ("is the earth really flat", "c4"),
+    ("shark on a flooded highway photo", "c5"),
+    ("moon hoax studio", "c1"),
+    ("bleach coronavirus cure", "c2"),
+    ("autism from vaccines", "c3"),
+]
+
+
+@pytest.fixture
+def admin(make_client: ClientFactory) -> TestClient:
+    """A ready client with an admin key, the five claims and labeled paraphrase pairs."""
+    client = make_client(admin_api_key="s3cret")
+    add_claims(client)
+    pairs = [{"query": q, "document_id": d, "label": 1} for q, d in PARAPHRASES]
+    assert client.post("/v1/corpora/claims/pairs", json={"pairs": pairs}).status_code == 201
+    return client
+
+
+def wait_job(
+    client: TestClient, job_id: str, done: Callable[[dict[str, Any]], bool], timeout: float = 120
+) -> dict[str, Any]:
+    """Poll a job until `done(job)` holds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job: dict[str, Any] = client.get(f"/admin/jobs/{job_id}", headers=KEY).json()
+        if done(job):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job never reached the expected state: {job}")
+
+
+def finished(job: dict[str, Any]) -> bool:
+    """True once a job has ended."""
+    return job["status"] not in ("queued", "running")
+
+
+def test_admin_auth(make_client: ClientFactory) -> None:
+    disabled = make_client()
+    response = disabled.get("/admin/jobs", headers=KEY)
+    assert response.status_code == 403 and "PAIRANK_ADMIN_API_KEY" in response.json()["detail"]
+    client = make_client(admin_api_key="s3cret")
+    assert client.get("/admin/jobs").status_code == 401
+    assert client.get("/admin/jobs", headers={"X-API-Key": "wrong"}).status_code == 403
+    assert client.get("/admin/jobs", headers=KEY).json() == {"jobs": []}
+    assert client.post("/admin/retrain", json={"corpus": "x"}).status_code == 401
+
+
+def test_retrain_activate_and_roll_back(admin: TestClient) -> None:
+    query = {"query": "is it true the moon landing was staged", "k": 3}
+    before = admin.post("/v1/corpora/claims/rank", json=query).json()
+    old_version = before["model"]
+    body = {"corpus": "claims", "epochs": 2, "batch_size": 4, "learning_rate": 1e-3, "min_improvement": -1}
+    created = admin.post("/admin/retrain", json=body, headers=KEY)
+    assert created.status_code == 202, created.text
+    job = wait_job(admin, created.json()["job_id"], finished)
+    assert job["status"] == "succeeded", (job["error"], job["log_tail"])
+    assert job["progress"]["stage"] == "done" and job["gate"]["activated"] is True
+    assert job["gate"]["metric"] == "MRR" and {"candidate", "active", "delta"} <= set(job["gate"])
+    assert job["started_at"] and job["finished_at"] and job["params"]["train_pairs"] >= 2
+    new_version = job["model_version"]
+    models = {m["version"]: m for m in admin.get("/admin/models", headers=KEY).json()["models"]}
+    assert models[new_version]["is_active"] and not models[old_version]["is_active"]
+    assert models[new_version]["source"] == "trained" and models[new_version]["dev_metrics"]["gate"]
+    assert models[new_version]["training"]["params"]["epochs"] == 2
+    after = admin.post("/v1/corpora/claims/rank", json=query).json()
+    assert after["model"] == new_version != old_version
+    # Every document is still there and the new index is complete: each claim finds itself first.
+    for doc_id, text in CLAIMS:
+        top = admin.post("/v1/corpora/claims/rank", json={"query": text, "k": 1}).json()["results"][0]
+        assert top["id"] == doc_id and top["score"] == pytest.approx(1.0, abs=1e-4)
+    rolled_back = admin.post(f"/admin/models/{old_version}/activate", headers=KEY)
+    assert rolled_back.status_code == 200 and rolled_back.json()["is_active"]
+    assert admin.post("/v1/corpora/claims/rank", json=query).json() == before
+    assert admin.post("/admin/models/nope@123/activate", headers=KEY).status_code == 404
+
+
+def test_one_job_at_a_time_and_cancel(admin: TestClient) -> None:
+    body = {"corpus": "claims", "epochs": 50, "batch_size": 2}
+    job_id = admin.post("/admin/retrain", json=body, headers=KEY).json()["job_id"]
+    second = admin.post("/admin/retrain", json=body, headers=KEY)
+    assert second.status_code == 409 and job_id in second.json()["detail"]
+    wait_job(admin, job_id, lambda j: (j["progress"] or {}).get("stage") == "training")
+    assert admin.post(f"/admin/jobs/{job_id}/cancel", headers=KEY).status_code == 202
+    job = wait_job(admin, job_id, finished)
+    assert job["status"] == "cancelled" and job["error"] == "cancelled by an operator"
+    assert admin.post(f"/admin/jobs/{job_id}/cancel", headers=KEY).status_code == 409
+    assert admin.get("/admin/jobs", headers=KEY).json()["jobs"][0]["id"] == job_id
+
+
+def test_kill_9_of_the_training_process_fails_the_job(admin: TestClient) -> None:
+    job_id = admin.post(
+        "/admin/retrain", json={"corpus": "claims", "epochs": 50, "batch_size": 2}, headers=KEY
+    ).json()["job_id"]
+    wait_job(admin, job_id, lambda j: (j["progress"] or {}).get("stage") == "training")
+    time.sleep(0.5)
+    # The trainer's command line names the job's folder: kill exactly that process, with SIGKILL.
+    assert subprocess.run(["pkill", "-9", "-f", f"jobs/{job_id}/config.yaml"], check=False).returncode == 0
+    job = wait_job(admin, job_id, finished)
+    assert job["status"] == "failed" and "killed by signal 9 (SIGKILL)" in job["error"]
+    model = admin.post("/v1/corpora/claims/rank", json={"query": "moon", "k": 1})
+    assert model.status_code == 200  # the service is unaffected
+    models = admin.get("/admin/models", headers=KEY).json()["models"]
+    assert [m["source"] for m in models] == ["configured"]
+
+
+def test_retrain_validation(admin: TestClient) -> None:
+    bad_metric = admin.post(
+        "/admin/retrain", json={"corpus": "claims", "gate_metric": "Accuracy"}, headers=KEY
+    )
+    assert bad_metric.status_code == 422 and "Accuracy" in bad_metric.json()["detail"]
+    assert admin.post("/admin/retrain", json={"corpus": "nope"}, headers=KEY).status_code == 404
+    admin.post("/v1/corpora", json={"name": "empty", "kind": "answer"})
+    no_pairs = admin.post("/admin/retrain", json={"corpus": "empty"}, headers=KEY)
+    assert no_pairs.status_code == 422 and "training pairs" in no_pairs.json()["detail"]
+    assert (
+        admin.post("/admin/retrain", json={"corpus": "claims", "epochs": 0}, headers=KEY).status_code == 422
+    )
+    assert admin.get("/admin/jobs/nope", headers=KEY).status_code == 404
