@@ -42,6 +42,9 @@ class DataConfig:
     train_pairs: str = ""
     label_range: list[float] | None = None  # [min, max]: labels rescaled to [0, 1] (STS-b 0-5, ANTIQUE 1-4)
     negatives: NegativesConfig | None = None
+    # A BEIR corpus (folder or corpus.jsonl): second texts found in it get its title prefixed, the way
+    # the evaluation module renders BEIR documents, so training sees what retrieval ranks.
+    document_titles: str | None = None
     limit: int | None = None  # use only the first N pairs (smoke tests)
 
 
@@ -245,6 +248,7 @@ def resolve_paths(config: TrainConfig) -> TrainConfig:
     """Return a copy whose data and dev paths are absolute where they exist (recorded in the run folder)."""
     config = copy.deepcopy(config)
     config.data.train_pairs = resolve_data_path(config.data.train_pairs) or ""
+    config.data.document_titles = resolve_data_path(config.data.document_titles)
     if config.data.negatives is not None:
         config.data.negatives.corpus = resolve_data_path(config.data.negatives.corpus)
     config.dev.path = resolve_data_path(config.dev.path)

@@ -79,7 +79,18 @@ def load_train_pairs(config: DataConfig) -> PairSet:
         pairs = pairs[: config.limit]
     if not pairs:
         raise ValueError(f"no pairs in {config.train_pairs}")
-    return PairSet.from_pairs(pairs, config.label_range)
+    result = PairSet.from_pairs(pairs, config.label_range)
+    if config.document_titles:
+        result.seconds = add_titles(result.seconds, config.document_titles)
+    return result
+
+
+def add_titles(texts: list[str], corpus: str) -> list[str]:
+    """Prefix the corpus title to each text that is a document of the corpus (`title text`, as BEIR)."""
+    path = _corpus_file(corpus)
+    bare, titled = read_texts(path), read_texts(path, with_title=True)
+    by_text = {text: titled[doc_id] for doc_id, text in bare.items()}
+    return [by_text.get(text, text) for text in texts]
 
 
 def split_by_query(pairs: PairSet, fraction: float, seed: int) -> tuple[PairSet, PairSet]:
@@ -128,19 +139,23 @@ def log_rank_positions(start: int, pool_size: int, limit: int | None) -> list[in
     return positions
 
 
-def sample_negatives(pairs: PairSet, config: NegativesConfig, encode: Encoder) -> PairSet:
+def sample_negatives(
+    pairs: PairSet, config: NegativesConfig, encode: Encoder, with_titles: bool = False
+) -> PairSet:
     """Add label-0 pairs for pointwise losses on positive-only data (BSC paper, section 4, PFCC-S).
 
     Every anchor ranks the pool by the base model's cosine similarity; its positives are skipped and
     the documents at ranks start + 2**k become negatives (many hard ones, a few easy ones). Positives
-    are repeated to balance the classes when `oversample_positives` is set.
+    are repeated to balance the classes when `oversample_positives` is set. `with_titles` renders
+    corpus documents as `title text`, like training documents with `data.document_titles`.
     """
     if config.strategy != "log_rank":
         raise ValueError(f"unknown negatives strategy {config.strategy!r} (known: log_rank)")
     if config.pool == "corpus":
         if not config.corpus:
             raise ValueError("negatives.pool=corpus needs negatives.corpus (a BEIR corpus.jsonl)")
-        pool = list(dict.fromkeys(read_texts(_corpus_file(config.corpus)).values()))
+        corpus = read_texts(_corpus_file(config.corpus), with_title=with_titles)
+        pool = list(dict.fromkeys(corpus.values()))
     elif config.pool == "train":
         pool = list(dict.fromkeys(pairs.seconds))
     else:

@@ -165,9 +165,8 @@ def _load_pairs(config: TrainConfig, spec: ModelSpec, device: torch.device) -> t
         base = load_sentence_transformer(spec, device=str(device))
         if config.max_seq_length:
             base.max_seq_length = config.max_seq_length
-        pairs = sample_negatives(
-            pairs, config.data.negatives, model_encoder(base, config.dev.encode_batch_size)
-        )
+        encode = model_encoder(base, config.dev.encode_batch_size)
+        pairs = sample_negatives(pairs, config.data.negatives, encode, bool(config.data.document_titles))
     return pairs, held_out
 
 

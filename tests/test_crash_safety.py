@@ -1,0 +1,126 @@
+"""kill -9 of the service during a retraining job's index build: a restart serves one consistent model."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from app.services.recovery import INTERRUPTED
+
+KEY = {"X-API-Key": "k"}
+WORDS = "moon landing vaccine autism bleach covid shark highway earth flat carrot vision tower signal".split()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """`pairank serve` in its own process, as an operator runs it."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.port = _free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pairank.cli", "serve", "--port", str(self.port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=120)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, "server exited during start-up"
+            try:
+                if self.http.get("/ready").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("server never became ready")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        self.process.send_signal(sig)
+        self.process.wait(30)
+        self.http.close()
+
+
+@pytest.fixture
+def server_env(tmp_path: Path, database_url: str, tiny_model_dir: Path) -> Iterator[dict[str, str]]:
+    env = {
+        **os.environ,
+        "PAIRANK_DATA_DIR": str(tmp_path / "data"),
+        "PAIRANK_DATABASE_URL": database_url,
+        "PAIRANK_MODEL": str(tiny_model_dir),
+        "PAIRANK_ADMIN_API_KEY": "k",
+    }
+    yield env
+
+
+def _text(i: int) -> str:
+    return " ".join(random.Random(i).choices(WORDS, k=12))
+
+
+def _check_consistent(http: httpx.Client, count: int) -> str:
+    """Every sampled document finds itself first at cosine 1: index and model belong together."""
+    models = set()
+    for i in range(0, count, count // 10):
+        body: dict[str, Any] = http.post("/v1/corpora/big/rank", json={"query": _text(i), "k": 1}).json()
+        models.add(body["model"])
+        assert body["results"][0]["id"] == f"d{i}" and body["results"][0]["score"] == pytest.approx(
+            1.0, abs=1e-4
+        )
+    assert len(models) == 1
+    return models.pop()
+
+
+def test_kill_9_during_index_build_then_restart(server_env: dict[str, str]) -> None:
+    count = 6000
+    server = Server(server_env)
+    http = server.http
+    assert http.post("/v1/corpora", json={"name": "big", "kind": "claim"}).status_code == 201
+    for start in range(0, count, 1000):
+        documents = [{"id": f"d{i}", "text": _text(i)} for i in range(start, start + 1000)]
+        assert http.post("/v1/corpora/big/documents", json={"documents": documents}).status_code == 200
+    pairs = [
+        {"query": f"is it true that {_text(i)[:40]}", "document_id": f"d{i}", "label": 1} for i in range(12)
+    ]
+    assert http.post("/v1/corpora/big/pairs", json={"pairs": pairs}).status_code == 201
+    old_model = _check_consistent(http, count)
+    body = {"corpus": "big", "epochs": 1, "batch_size": 4, "min_improvement": -1}
+    job_id = http.post("/admin/retrain", json=body, headers=KEY).json()["job_id"]
+    deadline = time.monotonic() + 180
+    stage = None
+    while time.monotonic() < deadline:
+        job = http.get(f"/admin/jobs/{job_id}", headers=KEY).json()
+        stage = (job["progress"] or {}).get("stage")
+        if stage == "indexing" or job["status"] != "running":
+            break
+        time.sleep(0.02)
+    assert stage == "indexing", f"never saw the index build: {job}"
+    server.kill()
+
+    restarted = Server(server_env)
+    try:
+        job = restarted.http.get(f"/admin/jobs/{job_id}", headers=KEY).json()
+        assert job["status"] == "failed" and job["error"] == INTERRUPTED
+        assert restarted.http.get("/v1/corpora/big").json()["document_count"] == count
+        assert _check_consistent(restarted.http, count) == old_model
+        active = [
+            m for m in restarted.http.get("/admin/models", headers=KEY).json()["models"] if m["is_active"]
+        ]
+        assert [m["version"] for m in active] == [old_model]
+    finally:
+        restarted.kill(signal.SIGINT)
