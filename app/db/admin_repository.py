@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
 
 from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job, ModelVersion, TrainingPair
@@ -38,15 +38,17 @@ class PairRepository:
 
     def counts(self) -> dict[str, int]:
         """Pair counts: total, positives (label > 0), and per split."""
+        positives = func.sum(case((TrainingPair.label > 0, 1), else_=0))
         rows = self.session.execute(
-            select(TrainingPair.split, TrainingPair.label > 0, func.count())
+            select(TrainingPair.split, positives, func.count())
             .where(TrainingPair.corpus_id == self.corpus_id)
-            .group_by(TrainingPair.split, TrainingPair.label > 0)
+            .group_by(TrainingPair.split)
         ).all()
         counts = {"total": 0, "positive": 0, "negative": 0, "train": 0, "dev": 0, "unsplit": 0}
         for split, positive, count in rows:
             counts["total"] += count
-            counts["positive" if positive else "negative"] += count
+            counts["positive"] += int(positive)
+            counts["negative"] += count - int(positive)
             counts[split or "unsplit"] += count
         return counts
 

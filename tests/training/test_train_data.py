@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from evaluation.datasets import LabeledPair
 from training.config import NegativesConfig
 from training.data import (
     PairSet,
+    add_titles,
     batch_slices,
     log_rank_positions,
     pairs_to_beir,
@@ -79,3 +82,15 @@ def test_pairs_to_beir_and_batch_slices() -> None:
     assert sorted(beir.qrels["q0"].values()) == [0, 1]
     order = np.array([4, 2, 0, 1, 3])
     assert [b.tolist() for b in batch_slices(order, 2)] == [[4, 2], [0, 1], [3]]
+
+
+def test_add_titles_renders_documents_like_beir(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        json.dumps({"_id": "a", "text": "Sharks swim on highways.", "title": "Highway Shark"})
+        + "\n"
+        + json.dumps({"_id": "b", "text": "No title here."})
+        + "\n"
+    )
+    texts = ["Sharks swim on highways.", "No title here.", "Not in the corpus."]
+    assert add_titles(texts, str(tmp_path)) == ["Highway Shark Sharks swim on highways.", *texts[1:]]
