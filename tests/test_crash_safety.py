@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,8 @@ class Server:
 
 
 @pytest.fixture
-def server_env(tmp_path: Path, database_url: str, tiny_model_dir: Path) -> Iterator[dict[str, str]]:
+def start_server(tmp_path: Path, database_url: str, tiny_model_dir: Path) -> Iterator[Callable[[], Server]]:
+    """Start servers on one data dir and database; any still running at teardown are killed."""
     env = {
         **os.environ,
         "PAIRANK_DATA_DIR": str(tmp_path / "data"),
@@ -66,7 +67,16 @@ def server_env(tmp_path: Path, database_url: str, tiny_model_dir: Path) -> Itera
         "PAIRANK_MODEL": str(tiny_model_dir),
         "PAIRANK_ADMIN_API_KEY": "k",
     }
-    yield env
+    started: list[Server] = []
+
+    def start() -> Server:
+        started.append(Server(env))
+        return started[-1]
+
+    yield start
+    for server in started:
+        if server.process.poll() is None:
+            server.kill()
 
 
 def _text(i: int) -> str:
@@ -86,9 +96,9 @@ def _check_consistent(http: httpx.Client, count: int) -> str:
     return models.pop()
 
 
-def test_kill_9_during_index_build_then_restart(server_env: dict[str, str]) -> None:
+def test_kill_9_during_index_build_then_restart(start_server: Callable[[], Server]) -> None:
     count = 6000
-    server = Server(server_env)
+    server = start_server()
     http = server.http
     assert http.post("/v1/corpora", json={"name": "big", "kind": "claim"}).status_code == 201
     for start in range(0, count, 1000):
