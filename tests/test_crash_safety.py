@@ -19,7 +19,8 @@ import pytest
 from app.services.recovery import INTERRUPTED
 
 KEY = {"X-API-Key": "k"}
-WORDS = "moon landing vaccine autism bleach covid shark highway earth flat carrot vision tower signal".split()
+_VOCABULARY = "moon landing vaccine autism bleach covid shark highway earth flat carrot vision tower signal"
+WORDS = _VOCABULARY.split()
 
 
 def _free_port() -> int:
@@ -122,15 +123,10 @@ def test_kill_9_during_index_build_then_restart(start_server: Callable[[], Serve
     assert stage == "indexing", f"never saw the index build: {job}"
     server.kill()
 
-    restarted = Server(server_env)
-    try:
-        job = restarted.http.get(f"/admin/jobs/{job_id}", headers=KEY).json()
-        assert job["status"] == "failed" and job["error"] == INTERRUPTED
-        assert restarted.http.get("/v1/corpora/big").json()["document_count"] == count
-        assert _check_consistent(restarted.http, count) == old_model
-        active = [
-            m for m in restarted.http.get("/admin/models", headers=KEY).json()["models"] if m["is_active"]
-        ]
-        assert [m["version"] for m in active] == [old_model]
-    finally:
-        restarted.kill(signal.SIGINT)
+    restarted = start_server()
+    job = restarted.http.get(f"/admin/jobs/{job_id}", headers=KEY).json()
+    assert job["status"] == "failed" and job["error"] == INTERRUPTED
+    assert restarted.http.get("/v1/corpora/big").json()["document_count"] == count
+    assert _check_consistent(restarted.http, count) == old_model
+    models = restarted.http.get("/admin/models", headers=KEY).json()["models"]
+    assert [m["version"] for m in models if m["is_active"]] == [old_model]
