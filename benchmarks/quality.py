@@ -110,6 +110,8 @@ def run_benchmarks(data: Path, encode: Any) -> dict[str, Any]:
 def _size(result: dict[str, Any]) -> str:
     if result["mode"] == "pairs":
         return f"{result['metrics']['num_pairs']:,} pairs"
+    if result["mode"] == "rerank":  # only the judged candidates are ranked, not the whole corpus
+        return f"{result['num_queries']:,} queries / {result['num_judgments']:,} judged candidates"
     return f"{result['num_queries']:,} queries / {result['corpus_size']:,} docs"
 
 

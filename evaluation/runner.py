@@ -101,6 +101,7 @@ def evaluate_folder(
             relevance_level=level,
             top_k=top_k if chosen_task == "retrieval" else None,
             num_queries=len(dataset.queries),
+            num_judgments=sum(len(judgments) for judgments in dataset.qrels.values()),
             corpus_size=len(dataset.corpus),
             metrics=ranking.means,
             per_query=ranking.per_query,

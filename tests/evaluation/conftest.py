@@ -44,8 +44,6 @@ def expected_variants() -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A small random BERT bi-encoder saved to disk (about 3 s to build, once per session)."""
-    from pairank.tiny import build_tiny_model
-
-    return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+def tiny_model(tiny_model_dir: Path) -> Path:
+    """The session's tiny bi-encoder (built once by tests/conftest.py, about 3 s)."""
+    return tiny_model_dir

@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # eval_helpers, whatever the import mode
-from eval_helpers import pairs_dataset, rerank_dataset, retrieval_dataset  # noqa: E402
-
-from evaluation.cli import EVAL_RUN_METRICS, evaluate  # noqa: E402
+from evaluation.cli import EVAL_RUN_METRICS, evaluate
+from tests.evaluation.eval_helpers import pairs_dataset, rerank_dataset, retrieval_dataset
 
 VECTORS = Path(__file__).parent / "vectors"
 CUTOFFS = (1, 3, 5, 10, 20, 50)

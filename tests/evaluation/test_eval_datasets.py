@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # eval_helpers, whatever the import mode
-from eval_helpers import pairs_dataset, rerank_dataset, retrieval_dataset, write_jsonl  # noqa: E402
-
-from evaluation.datasets import (  # noqa: E402
+from evaluation.datasets import (
     LabeledPair,
     default_relevance_level,
     infer_pair_task,
@@ -18,6 +14,7 @@ from evaluation.datasets import (  # noqa: E402
     load_beir,
     load_pairs,
 )
+from tests.evaluation.eval_helpers import pairs_dataset, rerank_dataset, retrieval_dataset, write_jsonl
 
 
 def test_load_beir_keeps_the_whole_corpus_and_only_the_split_queries(tmp_path: Path) -> None:

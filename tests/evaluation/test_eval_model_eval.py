@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # eval_helpers, whatever the import mode
-from eval_helpers import FakeEncoder, rerank_dataset, retrieval_dataset  # noqa: E402
-
-from evaluation.datasets import BeirDataset, LabeledPair, load_beir  # noqa: E402
-from evaluation.model_eval import encode_unique, evaluate_beir, evaluate_pairs, rank_beir  # noqa: E402
+from evaluation.datasets import BeirDataset, LabeledPair, load_beir
+from evaluation.model_eval import encode_unique, evaluate_beir, evaluate_pairs, rank_beir
+from tests.evaluation.eval_helpers import FakeEncoder, rerank_dataset, retrieval_dataset
 
 
 def test_encode_unique_encodes_each_distinct_text_once_and_normalizes() -> None:

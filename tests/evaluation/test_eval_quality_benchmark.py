@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-sys.path.insert(0, str(Path(__file__).parent))  # eval_helpers, whatever the import mode
-from eval_helpers import FakeEncoder, pairs_dataset, retrieval_dataset  # noqa: E402
+from tests.evaluation.eval_helpers import FakeEncoder, pairs_dataset, retrieval_dataset
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "quality.py"
 
