@@ -35,6 +35,9 @@ class Settings(BaseSettings):
     duplicate_threshold: float = Field(
         0.8, ge=-1.0, le=1.0, description="Cosine threshold for duplicates when a corpus has none calibrated."
     )
+    model_sync_seconds: float = Field(
+        10.0, ge=0.0, description="Seconds between a worker's checks for a newly activated model; 0: never."
+    )
     seed_demo: bool = Field(False, description="Create the demo corpus at start-up when it does not exist.")
     # Request limits: exceeding one is answered with 413 naming the field and the limit.
     max_text_chars: int = Field(10_000, ge=1, description="Characters per text (query, document, pair side).")

@@ -18,7 +18,7 @@ from app.services.errors import NotReadyError
 from app.services.index_store import IndexStore
 from app.services.registry import active_model_spec
 from app.services.rwlock import SharedExclusiveLock
-from pairank.models import ModelSpec
+from pairank.models import ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ class Runtime:
         self._swap_lock = threading.Lock()
         # The admin job running in this process, so that it can be cancelled.
         self.current_job: object | None = None
+        self._closed = threading.Event()
 
     @property
     def load_error(self) -> BaseException | None:
@@ -107,9 +108,29 @@ class Runtime:
             self._state = state
             self._ready.set()
             log.info("ready: model %s", state.model_version)
+            if self.settings.model_sync_seconds > 0:
+                threading.Thread(target=self._follow_registry, name="pairank-model-sync", daemon=True).start()
         except Exception as error:  # noqa: BLE001 - reported through /ready instead of killing the server
             log.exception("loading failed")
             self._load_error = error
+
+    def _follow_registry(self) -> None:
+        # With several workers, the one that ran a job or got an activation swaps at once; the others
+        # notice the registry's new active version here and swap to it (its bundles are already on disk).
+        while not self._closed.wait(self.settings.model_sync_seconds):
+            try:
+                with self.sessions() as session:
+                    active = ModelRepository(session).active()
+                    target = (active.version, active.path) if active is not None else None
+                current = self._state
+                if target is None or current is None or target[0] == current.model_version:
+                    continue
+                if self._swap_lock.locked():
+                    continue  # this worker is swapping already
+                log.info("registry's active model is %s: switching", target[0])
+                self.swap(self.build_state(resolve_model(target[1])))
+            except Exception:  # noqa: BLE001 - keep serving the current model, try again later
+                log.exception("following the registry's active model failed")
 
     def swap(self, new_state: ServingState) -> None:
         """Make a fully built state the serving one and record it as active, atomically for requests."""
@@ -124,5 +145,6 @@ class Runtime:
 
     def close(self) -> None:
         """Stop background work and release database connections."""
+        self._closed.set()
         self.jobs.shutdown(wait=True, cancel_futures=True)
         self.engine.dispose()

@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.services.registry import register_model
+from pairank.models import resolve_model
+from pairank.tiny import build_tiny_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 
 KEY = {"X-API-Key": "s3cret"}
@@ -135,3 +138,23 @@ def test_retrain_validation(admin: TestClient) -> None:
         admin.post("/admin/retrain", json={"corpus": "claims", "epochs": 0}, headers=KEY).status_code == 422
     )
     assert admin.get("/admin/jobs/nope", headers=KEY).status_code == 404
+
+
+def test_other_workers_follow_an_activation(
+    make_client: ClientFactory, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    worker_a = make_client(admin_api_key="s3cret")
+    add_claims(worker_a)
+    worker_b = make_client(model_sync_seconds=0.2)
+    other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=3)
+    spec = resolve_model(str(other))
+    register_model(worker_a.app.state.runtime.sessions, spec, str(other), "configured")  # type: ignore[attr-defined]
+    assert worker_a.post(f"/admin/models/{spec.version}/activate", headers=KEY).status_code == 200
+    deadline = time.monotonic() + 30
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        body = worker_b.post("/v1/corpora/claims/rank", json={"query": CLAIMS[1][1], "k": 1}).json()
+        if body["model"] == spec.version:
+            break
+        time.sleep(0.1)
+    assert body["model"] == spec.version and body["results"][0]["id"] == "c2"
