@@ -35,8 +35,10 @@ class Settings(BaseSettings):
     duplicate_threshold: float = Field(
         0.8, ge=-1.0, le=1.0, description="Cosine threshold for duplicates when a corpus has none calibrated."
     )
-    model_sync_seconds: float = Field(
-        10.0, ge=0.0, description="Seconds between a worker's checks for a newly activated model; 0: never."
+    sync_seconds: float = Field(
+        1.0,
+        ge=0.0,
+        description="Seconds between a worker's checks for other workers' writes and model activations.",
     )
     seed_demo: bool = Field(False, description="Create the demo corpus at start-up when it does not exist.")
     # Request limits: exceeding one is answered with 413 naming the field and the limit.

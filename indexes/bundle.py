@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import shutil
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ from indexes.vector_index import METRIC, VectorIndex
 
 FORMAT_VERSION = 1
 _CURRENT = "CURRENT"
+_STALE_AFTER_SECONDS = 60.0
 log = logging.getLogger(__name__)
 
 
@@ -104,8 +106,11 @@ def save_bundle(index: VectorIndex, folder: Path, corpus: str, model: ModelIdent
 
 
 def _remove_stale_generations(folder: Path, keep: str) -> None:
+    # Several workers may save the same bundle: a generation another one has just written (and is about to
+    # point CURRENT at) must survive, so only generations untouched for a while are removed.
+    horizon = time.time() - _STALE_AFTER_SECONDS
     for child in folder.iterdir():
-        if child.is_dir() and child.name != keep:
+        if child.is_dir() and child.name != keep and child.stat().st_mtime < horizon:
             shutil.rmtree(child, ignore_errors=True)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -52,6 +53,10 @@ class CorpusRepository:
             .order_by(Corpus.name)
         )
         return [(corpus, int(count)) for corpus, count in rows]
+
+    def change_stamps(self) -> dict[str, datetime]:
+        """Corpus name -> last change time (every document write touches it)."""
+        return {name: stamp for name, stamp in self.session.execute(select(Corpus.name, Corpus.updated_at))}
 
     def count_documents(self, corpus: Corpus) -> int:
         """Number of documents in a corpus."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +40,7 @@ class IndexStore:
         self._indexes: dict[str, VectorIndex] = {}
         self._write_locks: dict[str, threading.Lock] = {}
         self._guard = threading.Lock()
+        self._seen_stamps: dict[str, datetime] = {}
 
     def write_lock(self, corpus: str) -> threading.Lock:
         """The lock that serializes writes (database commit + index update) to one corpus."""
@@ -94,6 +96,25 @@ class IndexStore:
             with self.write_lock(name):
                 if self._reconcile(name, self.get(name), sessions):
                     self.persist(name)
+
+    def follow_database(self, sessions: sessionmaker[Session]) -> None:
+        """Apply writes made by other workers: reconcile every corpus whose change stamp moved.
+
+        Each worker keeps its own in-memory indexes; with several workers this makes their writes visible
+        to one another within one sync interval (the writing worker itself sees them at once).
+        """
+        with sessions() as session:
+            stamps = CorpusRepository(session).change_stamps()
+        with self._guard:
+            gone = [name for name in self._indexes if name not in stamps]
+            for name in gone:
+                self._indexes.pop(name, None)
+        for name, stamp in stamps.items():
+            if self._seen_stamps.get(name) == stamp:
+                continue
+            with self.write_lock(name):
+                self._reconcile(name, self.get(name), sessions)
+            self._seen_stamps[name] = stamp
 
     def _reconcile(self, corpus: str, index: VectorIndex, sessions: sessionmaker[Session]) -> int:
         with sessions() as session:

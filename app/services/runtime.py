@@ -108,29 +108,39 @@ class Runtime:
             self._state = state
             self._ready.set()
             log.info("ready: model %s", state.model_version)
-            if self.settings.model_sync_seconds > 0:
-                threading.Thread(target=self._follow_registry, name="pairank-model-sync", daemon=True).start()
+            if self.settings.sync_seconds > 0:
+                threading.Thread(target=self._follow_database, name="pairank-sync", daemon=True).start()
         except Exception as error:  # noqa: BLE001 - reported through /ready instead of killing the server
             log.exception("loading failed")
             self._load_error = error
 
-    def _follow_registry(self) -> None:
-        # With several workers, the one that ran a job or got an activation swaps at once; the others
-        # notice the registry's new active version here and swap to it (its bundles are already on disk).
-        while not self._closed.wait(self.settings.model_sync_seconds):
+    def _follow_database(self) -> None:
+        # Other workers (uvicorn --workers N) write documents and activate models too: pick both up.
+        while not self._closed.wait(self.settings.sync_seconds):
             try:
-                with self.sessions() as session:
-                    active = ModelRepository(session).active()
-                    target = (active.version, active.path) if active is not None else None
-                current = self._state
-                if target is None or current is None or target[0] == current.model_version:
-                    continue
-                if self._swap_lock.locked():
-                    continue  # this worker is swapping already
-                log.info("registry's active model is %s: switching", target[0])
-                self.swap(self.build_state(resolve_model(target[1])))
-            except Exception:  # noqa: BLE001 - keep serving the current model, try again later
-                log.exception("following the registry's active model failed")
+                self._follow_registry()
+                state = self._state
+                if state is not None:
+                    state.indexes.follow_database(self.sessions)
+            except Exception:  # noqa: BLE001 - keep serving what we have, try again next tick
+                log.exception("following the database failed")
+
+    def _follow_registry(self) -> None:
+        # The worker that ran a job or got an activation swaps at once; the others notice the registry's
+        # new active version here and swap to it (its bundles are already on disk).
+        with self.sessions() as session:
+            active = ModelRepository(session).active()
+            target = (active.version, active.path) if active is not None else None
+        current = self._state
+        if (
+            target is None
+            or current is None
+            or target[0] == current.model_version
+            or self._swap_lock.locked()
+        ):
+            return
+        log.info("registry's active model is %s: switching", target[0])
+        self.swap(self.build_state(resolve_model(target[1])))
 
     def swap(self, new_state: ServingState) -> None:
         """Make a fully built state the serving one and record it as active, atomically for requests."""

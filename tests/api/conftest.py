@@ -27,7 +27,7 @@ def make_settings(tmp_path: Path, database_url: str, tiny_model_dir: Path) -> Ca
             "database_url": database_url,
             "model": str(tiny_model_dir),
             # Several runtimes share one database in some tests; each keeps its own model unless asked.
-            "model_sync_seconds": 0,
+            "sync_seconds": 0,
         }
         values.update(overrides)
         return Settings(**values)

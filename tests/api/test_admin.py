@@ -145,7 +145,7 @@ def test_other_workers_follow_an_activation(
 ) -> None:
     worker_a = make_client(admin_api_key="s3cret")
     add_claims(worker_a)
-    worker_b = make_client(model_sync_seconds=0.2)
+    worker_b = make_client(sync_seconds=0.2)
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=3)
     spec = resolve_model(str(other))
     register_model(worker_a.app.state.runtime.sessions, spec, str(other), "configured")  # type: ignore[attr-defined]

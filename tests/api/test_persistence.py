@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
@@ -85,3 +86,21 @@ def test_deleted_corpus_stays_deleted(make_client: ClientFactory) -> None:
     assert second.get("/v1/corpora/claims").status_code == 404
     add_claims(second)
     assert second.get("/v1/corpora/claims").json()["document_count"] == len(CLAIMS)
+
+
+def test_writes_of_another_worker_become_visible(make_client: ClientFactory) -> None:
+    writer = make_client()
+    add_claims(writer)
+    reader = make_client(sync_seconds=0.1)
+    text = "Carrots give you perfect night vision."
+    writer.post("/v1/corpora/claims/documents", json={"documents": [{"id": "c6", "text": text}]})
+    writer.delete("/v1/corpora/claims/documents/c1")
+    deadline = time.monotonic() + 20
+    ids: list[str] = []
+    while time.monotonic() < deadline:
+        results = reader.post("/v1/corpora/claims/rank", json={"query": text, "k": 10}).json()["results"]
+        ids = [r["id"] for r in results]
+        if ids and ids[0] == "c6" and "c1" not in ids:
+            break
+        time.sleep(0.05)
+    assert ids[0] == "c6" and "c1" not in ids and len(ids) == 5

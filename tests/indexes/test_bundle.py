@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -60,14 +62,18 @@ def test_other_model_does_not_load(tmp_path: Path) -> None:
 def test_new_generation_replaces_old_and_leftover_temp_is_ignored(tmp_path: Path) -> None:
     folder = bundle_dir(tmp_path, "claims", MODEL)
     index = _index()
-    save_bundle(index, folder, "claims", MODEL)
+    first = save_bundle(index, folder, "claims", MODEL)
     # A crash mid-write leaves a temporary folder behind; it must never be read.
     (folder / ".tmp-gen-crashed").mkdir()
     (folder / ".tmp-gen-crashed" / "manifest.json").write_text("{broken")
+    # Another worker's fresh generation, not yet pointed at: it must survive a save made meanwhile.
+    (folder / "gen-other-worker").mkdir()
+    an_hour_ago = time.time() - 3600
+    for old in (first, folder / ".tmp-gen-crashed"):
+        os.utime(old, (an_hour_ago, an_hour_ago))
     index.remove(["d1"])
-    save_bundle(index, folder, "claims", MODEL)
-    generations = [p for p in folder.iterdir() if p.is_dir()]
-    assert len(generations) == 1
+    second = save_bundle(index, folder, "claims", MODEL)
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == sorted([second.name, "gen-other-worker"])
     loaded = load_bundle(folder, MODEL)
     assert loaded is not None and "d1" not in loaded and len(loaded) == 28
 
