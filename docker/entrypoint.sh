@@ -39,12 +39,11 @@ case "$port" in
         ;;
 esac
 if [ "$workers" -gt 1 ]; then
-    # Measured: with 2 workers, a third of the rank calls after an upsert returned no results, because
-    # each worker's in-memory Faiss indexes only see the writes that went through that worker.
-    echo "entrypoint: WARNING: PAIRANK_WORKERS=${workers}: every worker loads its own model copy and" \
-        "keeps its own in-memory indexes, so documents written through one worker are not found" \
-        "through the others until a restart; use more than 1 only for read-only corpora" \
-        "(docs/deployment.md)" >&2
+    # Each worker keeps its own model copy and in-memory indexes; writes made through one worker reach
+    # the others at their next sync (PAIRANK_SYNC_SECONDS), so reads may lag writes by that much.
+    echo "entrypoint: PAIRANK_WORKERS=${workers}: each worker loads its own model copy; documents written" \
+        "through one worker are visible through the others within PAIRANK_SYNC_SECONDS" \
+        "(${PAIRANK_SYNC_SECONDS:-1} s)" >&2
 fi
 
 # compose already waits for the postgres healthcheck, but `docker run`, orchestrators and a database

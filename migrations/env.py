@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from alembic import context
 
-from app.db.engine import make_engine
 import app.db.admin_models  # noqa: F401  (registers the retraining tables on Base.metadata)
+from app.db.engine import make_engine
 from app.db.models import Base
 
 config = context.config

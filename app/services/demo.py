@@ -7,6 +7,7 @@ import logging
 from importlib import resources
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import transaction
@@ -25,6 +26,13 @@ def demo_documents() -> list[dict[str, Any]]:
 
 def seed_demo_corpus(sessions: sessionmaker[Session]) -> bool:
     """Create the demo corpus with its claims unless it exists; True when created."""
+    try:
+        return _create_demo_corpus(sessions)
+    except IntegrityError:  # another worker created it at the same moment
+        return False
+
+
+def _create_demo_corpus(sessions: sessionmaker[Session]) -> bool:
     with transaction(sessions) as session:
         corpora = CorpusRepository(session)
         if corpora.get(DEMO_CORPUS) is not None:
