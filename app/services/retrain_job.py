@@ -157,7 +157,7 @@ class RetrainJob:
         self._check_cancel()
 
         self._progress("training", train_pairs=len(train), dev_pairs=len(dev))
-        self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir)
+        self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir, self.cancel_requested)
         code = self.process.run(self._on_training_event)
         self._check_cancel()
         if code != 0:

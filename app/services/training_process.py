@@ -28,7 +28,9 @@ def _die_with_parent() -> None:
 class TrainingProcess:
     """One `pairank train --config CONFIG --output RUN_DIR` child process."""
 
-    def __init__(self, config_path: Path, run_dir: Path, log_lines: int = 40) -> None:
+    def __init__(
+        self, config_path: Path, run_dir: Path, cancelled: threading.Event | None = None, log_lines: int = 40
+    ) -> None:
         self.command = [
             sys.executable, "-m", "pairank.cli", "train",
             "--config", str(config_path), "--output", str(run_dir), "--no-progress-bar",
@@ -36,6 +38,7 @@ class TrainingProcess:
         self.stderr_tail: deque[str] = deque(maxlen=log_lines)
         self.process: subprocess.Popen[str] | None = None
         self.last_error_event: str | None = None
+        self.cancelled = cancelled or threading.Event()
 
     def run(self, on_event: Callable[[dict[str, Any]], None]) -> int:
         """Start, stream events to `on_event` until the process exits; returns its exit code."""
@@ -49,6 +52,9 @@ class TrainingProcess:
             start_new_session=True,  # its own process group, so a cancel reaches any grandchildren
             preexec_fn=_die_with_parent,  # noqa: PLW1509 - only sets a signal, safe after fork
         )
+        # A cancel that arrived while the process was starting: the canceller may not have seen it yet.
+        if self.cancelled.is_set():
+            self.terminate()
         reader = threading.Thread(target=self._read_stderr, daemon=True)
         reader.start()
         assert self.process.stdout is not None

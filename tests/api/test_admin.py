@@ -51,6 +51,11 @@ def wait_job(
     raise AssertionError(f"job never reached the expected state: {job}")
 
 
+def trainer_running(job: dict[str, Any]) -> bool:
+    """True once the training process has reported its first event."""
+    return (job["progress"] or {}).get("event") in ("start", "step", "epoch_end")
+
+
 def finished(job: dict[str, Any]) -> bool:
     """True once a job has ended."""
     return job["status"] not in ("queued", "running")
@@ -101,7 +106,7 @@ def test_one_job_at_a_time_and_cancel(admin: TestClient) -> None:
     job_id = admin.post("/admin/retrain", json=body, headers=KEY).json()["job_id"]
     second = admin.post("/admin/retrain", json=body, headers=KEY)
     assert second.status_code == 409 and job_id in second.json()["detail"]
-    wait_job(admin, job_id, lambda j: (j["progress"] or {}).get("stage") == "training")
+    wait_job(admin, job_id, trainer_running)
     assert admin.post(f"/admin/jobs/{job_id}/cancel", headers=KEY).status_code == 202
     job = wait_job(admin, job_id, finished)
     assert job["status"] == "cancelled" and job["error"] == "cancelled by an operator"
@@ -113,8 +118,7 @@ def test_kill_9_of_the_training_process_fails_the_job(admin: TestClient) -> None
     job_id = admin.post(
         "/admin/retrain", json={"corpus": "claims", "epochs": 50, "batch_size": 2}, headers=KEY
     ).json()["job_id"]
-    wait_job(admin, job_id, lambda j: (j["progress"] or {}).get("stage") == "training")
-    time.sleep(0.5)
+    wait_job(admin, job_id, trainer_running)
     # The trainer's command line names the job's folder: kill exactly that process, with SIGKILL.
     assert subprocess.run(["pkill", "-9", "-f", f"jobs/{job_id}/config.yaml"], check=False).returncode == 0
     job = wait_job(admin, job_id, finished)
