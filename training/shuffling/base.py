@@ -42,7 +42,6 @@ class BatchOrder(ABC):
     #: whether `order` needs `encode` (the current model's normalized embeddings)
     needs_encoder: ClassVar[bool] = False
 
-    @abstractmethod
     def order(
         self,
         firsts: Sequence[str],
@@ -54,6 +53,23 @@ class BatchOrder(ABC):
         encode: Encoder | None = None,
     ) -> np.ndarray:
         """Return a permutation (int64) of range(len(firsts)) for this epoch."""
+        n = check_pairs(firsts, seconds, batch_size)
+        rng = epoch_rng(seed, epoch)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        return self.permutation(firsts, seconds, batch_size=batch_size, rng=rng, encode=encode)
+
+    @abstractmethod
+    def permutation(
+        self,
+        firsts: Sequence[str],
+        seconds: Sequence[str],
+        *,
+        batch_size: int,
+        rng: np.random.Generator,
+        encode: Encoder | None,
+    ) -> np.ndarray:
+        """This strategy's order of at least one validated pair, drawing randomness from `rng` only."""
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in sorted(vars(self).items()))

@@ -27,10 +27,8 @@ from training.shuffling.base import (
     BatchOrder,
     Encoder,
     check_group_size,
-    check_pairs,
     check_side,
     encode_unique,
-    epoch_rng,
     resolve_group_size,
 )
 
@@ -65,22 +63,17 @@ class ExampleOrder(BatchOrder):
         self.by = check_side(by)
         self.skip_identical = bool(skip_identical)
 
-    def order(
+    def permutation(
         self,
         firsts: Sequence[str],
         seconds: Sequence[str],
         *,
         batch_size: int,
-        epoch: int,
-        seed: int,
-        encode: Encoder | None = None,
+        rng: np.random.Generator,
+        encode: Encoder | None,
     ) -> np.ndarray:
         """Encode the grouping side with the current model and return Algorithm 1's order."""
-        n = check_pairs(firsts, seconds, batch_size)
-        rng = epoch_rng(seed, epoch)
         group_size = resolve_group_size(self.group_size, batch_size)
-        if n == 0:
-            return np.zeros(0, dtype=np.int64)
         texts = firsts if self.by == "first" else seconds
         unique_emb, text_ids = encode_unique(texts, encode, self.name)
         return example_based_order(

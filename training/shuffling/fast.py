@@ -35,7 +35,7 @@ from collections.abc import Hashable, Sequence
 
 import numpy as np
 
-from training.shuffling.base import BatchOrder, Encoder, check_pairs, epoch_rng, resolve_group_size
+from training.shuffling.base import BatchOrder, Encoder, resolve_group_size
 
 __all__ = ["NO_SHINGLE", "FastOrder", "Shingle", "fast_shuffle", "fast_shuffle_groups", "random_shingles"]
 
@@ -56,22 +56,17 @@ class FastOrder(BatchOrder):
     ) -> list[Shingle]:
         """Steps 1-2: the shingle of each text (the grouping side of each pair)."""
 
-    def order(
+    def permutation(
         self,
         firsts: Sequence[str],
         seconds: Sequence[str],
         *,
         batch_size: int,
-        epoch: int,
-        seed: int,
-        encode: Encoder | None = None,
+        rng: np.random.Generator,
+        encode: Encoder | None,
     ) -> np.ndarray:
         """Return Algorithm 2's order for this epoch, groups of at most `group_size` (k)."""
-        n = check_pairs(firsts, seconds, batch_size)
-        rng = epoch_rng(seed, epoch)
         group_size = resolve_group_size(self.group_size, batch_size)
-        if n == 0:
-            return np.zeros(0, dtype=np.int64)
         texts = firsts if self.by == "first" else seconds
         return fast_shuffle(self.shingles(texts, rng, encode), group_size, rng)
 

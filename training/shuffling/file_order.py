@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from training.shuffling.base import BatchOrder, Encoder, check_pairs, epoch_rng
+from training.shuffling.base import BatchOrder, Encoder
 
 __all__ = ["FileOrder"]
 
@@ -17,17 +17,14 @@ class FileOrder(BatchOrder):
     name = "none"
     needs_encoder = False
 
-    def order(
+    def permutation(
         self,
         firsts: Sequence[str],
         seconds: Sequence[str],
         *,
         batch_size: int,
-        epoch: int,
-        seed: int,
-        encode: Encoder | None = None,
+        rng: np.random.Generator,
+        encode: Encoder | None,
     ) -> np.ndarray:
         """Return the identity permutation."""
-        n = check_pairs(firsts, seconds, batch_size)
-        epoch_rng(seed, epoch)  # validates seed/epoch like the other strategies, result unused
-        return np.arange(n, dtype=np.int64)
+        return np.arange(len(firsts), dtype=np.int64)

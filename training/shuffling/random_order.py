@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from training.shuffling.base import BatchOrder, Encoder, check_pairs, epoch_rng
+from training.shuffling.base import BatchOrder, Encoder
 
 __all__ = ["RandomOrder"]
 
@@ -17,16 +17,14 @@ class RandomOrder(BatchOrder):
     name = "random"
     needs_encoder = False
 
-    def order(
+    def permutation(
         self,
         firsts: Sequence[str],
         seconds: Sequence[str],
         *,
         batch_size: int,
-        epoch: int,
-        seed: int,
-        encode: Encoder | None = None,
+        rng: np.random.Generator,
+        encode: Encoder | None,
     ) -> np.ndarray:
         """Return a random permutation of the pairs drawn from (seed, epoch)."""
-        n = check_pairs(firsts, seconds, batch_size)
-        return epoch_rng(seed, epoch).permutation(n).astype(np.int64)
+        return rng.permutation(len(firsts)).astype(np.int64)
