@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 BEGIN, END = "<!-- BEGIN GENERATED TABLES -->", "<!-- END GENERATED TABLES -->"
-ZERO_SHOT = {"pfcc_snopes": "pfcc_bsc", "semeval_cqa_a": "cqa_a_combo", "stsb": "stsb_bsc_then_mse"}
+ZERO_SHOT = {"pfcc_snopes": "pfcc_bsc", "semeval_cqa_a": "cqa_a_bsc", "stsb": "stsb_bsc"}
 SECTIONS = [
     (
         "PFCC-S dev (80 tweets ranked against all 10,369 claims)",

@@ -1,0 +1,1 @@
+"""Fine-tuning bi-encoders with the BSC loss family: configs, trainer, `pairank train` (see README)."""

@@ -76,7 +76,7 @@ class StageConfig:
     batch_size: int = 30
     warmup_ratio: float = 0.1
     weight_decay: float = 0.01
-    bias_correction: bool = False
+    bias_correction: bool = True  # standard AdamW; the paper's configs turn it off for non-CQA tasks
     betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
     eps: float = 1e-6
     max_grad_norm: float | None = 1.0

@@ -13,11 +13,12 @@ def plot_training_curves(
     epochs: Sequence[dict[str, Any]],
     metric: str,
     title: str = "",
+    best: dict[str, Any] | None = None,
 ) -> Path:
     """Write a two-panel PNG: loss by step (per seed run) and the dev metric by epoch (per seed run).
 
     `step_losses` maps a seed-run index to (global step, loss) points; `epochs` are metrics.json's
-    history records with `seed_run`, `epoch_index` and `dev_metric`.
+    history records with `seed_run`, `epoch_index` and `dev_metric`; `best` (starred) is the kept one.
     """
     import matplotlib
 
@@ -41,6 +42,18 @@ def plot_training_curves(
         if points:
             xs, ys = zip(*points, strict=True)
             ax_dev.plot(xs, ys, marker="o", label=f"seed run {run}")
+    if best is not None and best.get("dev_metric") is not None:
+        ax_dev.plot(
+            [best["epoch_index"]],
+            [best["dev_metric"]],
+            marker="*",
+            ms=16,
+            color="gold",
+            markeredgecolor="black",
+            ls="none",
+            label="kept checkpoint",
+            zorder=5,
+        )
     stage_ends = sorted({e["epoch_index"] for e in epochs if e.get("stage_end")})
     for x in stage_ends[:-1]:
         ax_dev.axvline(x + 0.5, color="grey", ls=":", lw=1)

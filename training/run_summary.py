@@ -109,6 +109,7 @@ def finish_run(
         state.history,
         config.dev.metric if state.evaluator else "(no dev set)",
         title=f"{config.name}: {_loss_summary(config)['name']} on {spec.model_id}",
+        best=best.record,
     )
     record = best.record
     manifest = {

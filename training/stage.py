@@ -97,7 +97,8 @@ def train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed
             "stage_name": stage.name,
             "loss": stage.loss,
             "epoch": epoch,
-            "epoch_index": sum(1 for h in state.history if h["seed_run"] == seed_run),
+            # Epochs trained so far in this seed run, across stages; 0 is reserved for the base model.
+            "epoch_index": 1 + sum(1 for h in state.history if h["seed_run"] == seed_run and h["stage"] >= 0),
             "step": losses[-1][0] if losses else first_step,
             "train_loss": stats.mean_loss,
             "dev_metric": score,

@@ -183,6 +183,17 @@ def test_seed_search_keeps_the_best_run(
     assert [e["seed_run"] for e in events if e["event"] == "epoch_end"] == [0, 0, 1, 1]
 
 
+def test_epochs_are_numbered_from_one_without_a_base_score(
+    tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted = ScriptedScores([0.3, 0.6])  # epochs 1-2 only: the base model is not scored
+    patch_evaluator(monkeypatch, scripted)
+    stages = [{"loss": "bsc", "epochs": 2, "lr": 3e-3, "batch_size": 8, "shuffle": "random"}]
+    manifest, events = run(tiny_setup, tmp_path / "run", eval_before_training=False, stages=stages)
+    assert manifest["best_epoch"] == 2 and manifest["base_dev_metrics"] is None
+    assert [e["epoch"] for e in events if e["event"] == "epoch_end"] == [1, 2]
+
+
 def test_failed_run_leaves_no_manifest(
     tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
