@@ -123,7 +123,7 @@ def test_calibrate_stores_threshold_used_by_duplicates(client: TestClient) -> No
     assert corpus["duplicate_threshold"] == body["threshold"] and corpus["threshold_model"] == body["model"]
     duplicates = client.post("/v1/corpora/claims/duplicates", json={"text": CLAIMS[2][1]}).json()
     assert duplicates["threshold"] == body["threshold"] and duplicates["threshold_source"] == "corpus"
-    # The threshold sits at the positives' cosine (~1.0): only the exact text can reach it, never another claim.
+    # The threshold sits at the positives' cosine (~1.0): only the exact text can reach it.
     assert {d["id"] for d in duplicates["results"][0]["duplicates"]} <= {"c3"}
     assert all(d["score"] >= body["threshold"] for d in duplicates["results"][0]["duplicates"])
     explicit = client.post("/v1/corpora/claims/duplicates", json={"text": "x", "threshold": 0.1}).json()
