@@ -24,6 +24,7 @@ def plot_training_curves(
 
     matplotlib.use("Agg")  # no display on servers and in tests
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, (ax_loss, ax_dev) = plt.subplots(1, 2, figsize=(11, 4))
     for run, points in sorted(step_losses.items()):
@@ -58,6 +59,7 @@ def plot_training_curves(
     for x in stage_ends[:-1]:
         ax_dev.axvline(x + 0.5, color="grey", ls=":", lw=1)
     ax_dev.set_xlabel("epoch (0 = before training)")
+    ax_dev.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole numbers
     ax_dev.set_ylabel(f"dev {metric}")
     ax_dev.set_title(f"dev {metric}")
     ax_dev.grid(alpha=0.3)
