@@ -165,7 +165,6 @@ def _summary(name: str) -> dict[str, Any] | None:
     manifest = json.loads((out / "manifest.json").read_text())
     metrics = json.loads((out / "metrics.json").read_text())
     trained = [h for h in metrics["history"] if h["stage"] >= 0]
-    best_key = (manifest["best"]["stage"], manifest["best"]["epoch"])
     train_s = [h["train_seconds"] for h in trained]
     shuffle_s = [h["shuffle_seconds"] for h in trained]
     return {
@@ -174,8 +173,7 @@ def _summary(name: str) -> dict[str, Any] | None:
         "overrides": VARIANTS[name][1],
         "description": VARIANTS[name][2],
         "model_id": manifest["model_id"],
-        # Counted here: runs made before a fix numbered epochs from 0 when the base model was not scored.
-        "best_epoch": 1 + next(i for i, h in enumerate(trained) if (h["stage"], h["epoch"]) == best_key),
+        "best_epoch": manifest["best_epoch"],
         "dev_metric": manifest["dev_metric"],
         "dev_metrics": manifest["dev_metrics"],
         "zero_shot": metrics["base_model_dev"],
