@@ -44,6 +44,7 @@ COPY README.md ./
 COPY app ./app
 COPY pairank ./pairank
 COPY indexes ./indexes
+COPY encoders ./encoders
 COPY training ./training
 COPY evaluation ./evaluation
 COPY migrations ./migrations

@@ -27,7 +27,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy app indexes pairank evaluation training migrations
+	$(VENV)/bin/mypy app indexes encoders pairank evaluation training migrations
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -28,7 +29,32 @@ class Settings(BaseSettings):
         None, description="Torch device for the model; default: cuda if present, else cpu."
     )
     index_factory: str = Field("Flat", description="Faiss factory string for new indexes, e.g. `HNSW32`.")
-    encode_batch_size: int = Field(64, ge=1, le=4096, description="Texts per model forward pass.")
+    encoder_backend: Literal["auto", "torch", "onnx", "openvino"] = Field(
+        "auto", description="Inference runtime; `auto`: the fastest variant that passes the quality gate."
+    )
+    encoder_precision: Literal["auto", "fp32", "int8", "fp16"] = Field(
+        "auto", description="Numeric precision; `auto`: int8 on CPU (onnx/openvino), fp16 on CUDA (torch)."
+    )
+    encoder_threads: int | None = Field(
+        None, ge=1, le=256, description="Threads per forward pass; default: every core the process may use."
+    )
+    model_cache_dir: Path | None = Field(
+        None, description="Exported and quantized models, per model version; default: <data dir>/models."
+    )
+    micro_batching: bool = Field(
+        True,
+        description="Gather concurrent encode calls into shared forward passes (false: one per request).",
+    )
+    encode_batch_size: int = Field(64, ge=1, le=4096, description="Most texts per model forward pass.")
+    max_batch_tokens: int = Field(
+        16384, ge=64, description="Most padded tokens (texts x longest) per model forward pass."
+    )
+    batch_wait_ms: float = Field(
+        2.0, ge=0.0, le=1000.0, description="How long a forward pass waits for company when not full."
+    )
+    max_queued_texts: int = Field(
+        1024, ge=1, description="Texts waiting for the encoder above which interactive calls get 429."
+    )
     max_seq_length: int | None = Field(
         None, ge=8, le=8192, description="Truncate inputs to this many tokens."
     )
@@ -59,6 +85,11 @@ class Settings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'pairank.db').resolve()}"
+
+    @property
+    def export_dir(self) -> Path:
+        """Folder of cached encoder exports (one subfolder per model version and variant)."""
+        return self.model_cache_dir or self.data_dir / "models"
 
     @property
     def index_dir(self) -> Path:

@@ -94,6 +94,21 @@ def _evaluate_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--device", help="torch device (default: cuda if available, else cpu)")
     parser.add_argument(
+        "--backend",
+        choices=("auto", "torch", "onnx", "openvino"),
+        default="auto",
+        help="encoder runtime (default auto: the fastest variant passing the quality gate, as served)",
+    )
+    parser.add_argument(
+        "--precision", choices=("auto", "fp32", "int8", "fp16"), default="auto", help="default auto"
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=Path("data") / "models",
+        help="exported models (default data/models)",
+    )
+    parser.add_argument(
         "--pair-task", choices=("f1", "spearman"), help="default: f1 for 0/1 labels, else spearman"
     )
     parser.add_argument(
@@ -123,7 +138,14 @@ def evaluate(argv: list[str]) -> int:
         # Decide the task before loading the model, so that a bad folder fails in milliseconds.
         task = args.mode or infer_task(args.data, args.split)
         print(f"pairank evaluate: {args.data} split {args.split}: mode {task}", file=sys.stderr)
-        encode, model_info = make_encoder(args.model, device=args.device, batch_size=args.batch_size)
+        encode, model_info = make_encoder(
+            args.model,
+            device=args.device,
+            batch_size=args.batch_size,
+            backend=args.backend,
+            precision=args.precision,
+            cache_dir=args.cache_dir,
+        )
         report = evaluate_folder(
             encode,
             args.data,

@@ -24,31 +24,49 @@ from evaluation.metrics import DEFAULT_CUTOFFS
 from evaluation.model_eval import Encoder, evaluate_beir, evaluate_pairs
 
 TASKS = ("retrieval", "rerank", "pairs")
+DEFAULT_EXPORT_DIR = Path("data") / "models"  # the service's default (PAIRANK_DATA_DIR=./data)
 _TABLE_FAMILIES = ("MAP", "MRR", "HasPositive", "P", "nDCG", "Recall")
 
 
 def make_encoder(
-    model: str | None = None, *, device: str | None = None, batch_size: int = 64, progress: bool = True
+    model: str | None = None,
+    *,
+    device: str | None = None,
+    batch_size: int = 64,
+    progress: bool = True,
+    backend: str = "auto",
+    precision: str = "auto",
+    cache_dir: Path | None = DEFAULT_EXPORT_DIR,
 ) -> tuple[Encoder, dict[str, Any]]:
-    """Load a model (`default`, a folder or a hub name) and return (encode function, model info)."""
-    from pairank.models import load_sentence_transformer, pick_device, resolve_model
+    """Load a model (`default`, a folder or a hub name) as the service runs it; (encode function, info).
+
+    `backend`/`precision` `auto` picks the fastest variant that passes the encoder quality gate (see
+    `encoders.loader`), so evaluations score what the service serves; `torch`/`fp32` scores the model
+    as trained.
+    """
+    from encoders.export import encode_all
+    from encoders.loader import load_encoder_backend
+    from pairank.models import pick_device, resolve_model
 
     spec = resolve_model(model)
     chosen_device = pick_device(device)
-    transformer = load_sentence_transformer(spec, device=chosen_device)
+    loaded = load_encoder_backend(
+        spec, backend=backend, precision=precision, cache_root=cache_dir, device=chosen_device
+    )
 
     def encode(texts: Sequence[str]) -> np.ndarray:
-        return np.asarray(
-            transformer.encode(
-                list(texts),
-                batch_size=batch_size,
-                show_progress_bar=progress,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-            )
-        )
+        tokens = loaded.backend.tokenize(list(texts))
+        return encode_all(loaded.backend, tokens, batch_size=batch_size, progress=progress)
 
-    info = {"model_id": spec.model_id, "version": spec.version, "path": spec.path, "device": chosen_device}
+    info = {
+        "model_id": spec.model_id,
+        "version": spec.version,
+        "path": spec.path,
+        "device": chosen_device,
+        "backend": loaded.variant.backend,
+        "precision": loaded.variant.precision,
+        "quality_gate": loaded.quality,
+    }
     return encode, info
 
 

@@ -22,6 +22,12 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 
 
+@pytest.fixture(scope="session")
+def export_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One encoder export cache for the whole session: each model version is exported and gated once."""
+    return tmp_path_factory.mktemp("model-exports")
+
+
 def _postgres_schema_url(base_url: str, schema: str) -> str:
     # Each test gets its own schema, so runs never see each other's tables.
     url = make_url(base_url)

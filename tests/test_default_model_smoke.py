@@ -25,7 +25,12 @@ def test_paraphrase_of_demo_claim_ranks_it_first(tmp_path: Path) -> None:
     upgrade_to_head(settings.resolved_database_url)
     runtime = Runtime(settings)
     with TestClient(create_app(settings, runtime)) as client:
-        assert runtime.wait_ready(120), runtime.load_error
+        assert runtime.wait_ready(300), runtime.load_error
+        # The default serves the quality-gated OpenVINO int8 export of the real model.
+        ready = client.get("/ready").json()
+        assert (ready["backend"], ready["precision"]) == ("openvino", "int8"), ready["encoder"]
+        assert ready["encoder"]["quality"]["mean_cosine"] >= 0.99
+        assert ready["encoder"]["quality"]["min_cosine"] >= 0.97
         corpus = client.get(f"/v1/corpora/{DEMO_CORPUS}").json()
         assert corpus["document_count"] >= 45
         query = {"query": "Is it true that 5G masts are spreading covid?", "k": 3}

@@ -15,6 +15,7 @@ from app.services.errors import (
     LimitExceededError,
     NotFoundError,
     NotReadyError,
+    OverloadedError,
     ServiceError,
 )
 
@@ -25,6 +26,7 @@ STATUS_OF: dict[type[ServiceError], int] = {
     ConflictError: 409,
     LimitExceededError: 413,
     InvalidInputError: 422,
+    OverloadedError: 429,
     NotReadyError: 503,
 }
 
@@ -62,8 +64,11 @@ async def _on_service_error(_: Request, error: Exception) -> JSONResponse:
     content: dict[str, Any] = {"detail": error.message}
     if error.field:
         content["field"] = error.field
-    if isinstance(error, LimitExceededError):
+    if isinstance(error, LimitExceededError | OverloadedError):
         content["limit"] = error.limit
+    if isinstance(error, OverloadedError):
+        headers = {"Retry-After": str(error.retry_after)}
+        return JSONResponse(status_code=status, content=content, headers=headers)
     return JSONResponse(status_code=status, content=content)
 
 

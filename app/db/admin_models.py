@@ -67,6 +67,8 @@ class ModelVersion(Base):
     job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     training: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     dev_metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # How the version is served: backend, precision and the export's quality-gate result.
+    encoder: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
     activated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

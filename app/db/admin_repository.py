@@ -122,6 +122,12 @@ class ModelRepository:
         self.session.flush()
         return row
 
+    def record_encoder(self, version: str, encoder: dict[str, Any]) -> None:
+        """Store how a version is served (backend, precision, quality gate)."""
+        row = self.get(version)
+        if row is not None and row.encoder != encoder:
+            row.encoder = encoder
+
     def activate(self, version: str) -> None:
         """Make one version the only active one (a single transaction, so never zero or two)."""
         self.session.execute(

@@ -150,6 +150,9 @@ class ModelOut(BaseModel):
     job_id: str | None
     training: dict[str, Any] | None
     dev_metrics: dict[str, Any] | None
+    encoder: dict[str, Any] | None = Field(
+        None, description="How this version is served: backend, precision, quality gate, fallbacks."
+    )
     is_active: bool
     created_at: datetime
     activated_at: datetime | None

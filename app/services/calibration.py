@@ -72,7 +72,7 @@ class CalibrationService:
             dict.fromkeys([p.text for p in pairs] + [p.document for p in pairs if p.document is not None])
         )
         row_of = {text: row for row, text in enumerate(texts)}
-        encoded = state.encoder.encode(texts, label="calibration pairs")
+        encoded = state.encoder.encode_bulk(texts, label="calibration pairs")
         stored = dict(zip(stored_ids, index.vectors(stored_ids), strict=True)) if stored_ids else {}
         scores = np.array(
             [

@@ -155,7 +155,9 @@ class CorpusService:
                 indexed = state.indexes.get(name).hashes()
                 # Encode before writing: a model failure must leave the database untouched.
                 to_encode = [item for item in inputs if indexed.get(item.external_id) != item.text_sha256]
-                vectors = state.encoder.encode([item.text for item in to_encode], label=f"upsert into {name}")
+                vectors = state.encoder.encode_bulk(
+                    [item.text for item in to_encode], label=f"upsert into {name}"
+                )
                 inserted, updated = repository.upsert(inputs, existing)
                 if inserted or updated:
                     CorpusRepository(session).touch(corpus)

@@ -1,23 +1,28 @@
-"""The one encoder component every endpoint uses: batching, normalization, progress logging."""
+"""The one encoder every part of the service uses: a quality-gated backend behind one micro-batcher.
+
+Interactive calls (rank, duplicates, similarity) use `encode`; bulk work (upserts, index builds,
+evaluations, calibration, the retraining gate) uses `encode_bulk`, which goes through the same worker in
+chunks behind any waiting query and logs its progress.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from pairank.models import ModelSpec, load_sentence_transformer, pick_device
-
-if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
+from app.services.errors import OverloadedError
+from encoders.batcher import BatchingConfig, EncoderOverloaded, MicroBatcher, Priority
+from encoders.loader import LoadedEncoder, load_encoder_backend
+from pairank.models import ModelSpec
 
 log = logging.getLogger(__name__)
-_PROGRESS_CHUNK = 512
+_PROGRESS_EVERY = 2048
 
 
 def text_sha256(text: str) -> str:
@@ -26,59 +31,88 @@ def text_sha256(text: str) -> str:
 
 
 class Encoder:
-    """Turns texts into L2-normalized float32 vectors with one loaded model."""
+    """Turns texts into L2-normalized float32 vectors with one loaded model version."""
 
-    def __init__(self, model: SentenceTransformer, spec: ModelSpec, batch_size: int = 64) -> None:
-        self.model = model
+    def __init__(
+        self, loaded: LoadedEncoder, spec: ModelSpec, batching: BatchingConfig | None = None
+    ) -> None:
+        self.loaded = loaded
         self.spec = spec
-        self.batch_size = batch_size
-        dimension = model.get_embedding_dimension()
-        if dimension is None:
-            dimension = int(model.encode(["dimension probe"], convert_to_numpy=True).shape[1])
-        self.dimension = int(dimension)
-        # One forward pass at a time: torch already uses every core, and parallel calls only thrash.
-        self._lock = threading.Lock()
+        self.dimension = int(loaded.backend.dimension)
+        self.batcher = MicroBatcher(loaded.backend, batching)
 
     @classmethod
     def load(
         cls,
         spec: ModelSpec,
         *,
+        backend: str = "auto",
+        precision: str = "auto",
+        cache_root: Path | None = None,
         device: str | None = None,
-        batch_size: int = 64,
         max_seq_length: int | None = None,
+        threads: int | None = None,
+        batching: BatchingConfig | None = None,
     ) -> Encoder:
-        """Load the model a spec names onto the device (cuda when present, else cpu)."""
-        model = load_sentence_transformer(spec, device=pick_device(device))
-        if max_seq_length:
-            model.max_seq_length = max_seq_length
-        model.eval()
-        return cls(model, spec, batch_size=batch_size)
+        """Load the best passing variant of a model version (exported and cached on first use)."""
+        loaded = load_encoder_backend(
+            spec,
+            backend=backend,
+            precision=precision,
+            cache_root=cache_root,
+            device=device,
+            max_seq_length=max_seq_length,
+            threads=threads,
+        )
+        return cls(loaded, spec, batching)
 
     @property
     def version(self) -> str:
         """The model version every response names."""
         return self.spec.version
 
-    def encode(self, texts: Sequence[str], *, label: str = "texts") -> np.ndarray:
-        """Encode texts to normalized vectors, logging progress for large inputs."""
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        chunks: list[np.ndarray] = []
+    @property
+    def backend(self) -> str:
+        """The runtime serving this model: torch, onnx or openvino."""
+        return self.loaded.variant.backend
+
+    @property
+    def precision(self) -> str:
+        """fp32, int8 or fp16."""
+        return self.loaded.variant.precision
+
+    def describe(self) -> dict[str, Any]:
+        """Backend, precision and quality-gate outcome, for /ready and the model registry."""
+        return {
+            "backend": self.backend,
+            "precision": self.precision,
+            "quality": self.loaded.quality,
+            "fallbacks": self.loaded.attempts,
+            "micro_batching": self.batcher.config.enabled,
+        }
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode an interactive request; OverloadedError (429) when the queue is over its limit."""
+        try:
+            return self.batcher.encode(texts, Priority.INTERACTIVE)
+        except EncoderOverloaded as error:
+            raise OverloadedError(str(error), error.retry_after, error.limit) from error
+
+    def encode_bulk(self, texts: Sequence[str], *, label: str = "texts") -> np.ndarray:
+        """Encode bulk work behind interactive calls, logging progress on large inputs."""
         started = time.monotonic()
-        for start in range(0, len(texts), _PROGRESS_CHUNK):
-            batch = list(texts[start : start + _PROGRESS_CHUNK])
-            with self._lock:
-                vectors = self.model.encode(
-                    batch,
-                    batch_size=self.batch_size,
-                    convert_to_numpy=True,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                )
-            chunks.append(np.asarray(vectors, dtype=np.float32))
-            done = min(start + _PROGRESS_CHUNK, len(texts))
-            if len(texts) > _PROGRESS_CHUNK:
+        last_logged = [0]
+
+        def progress(done: int) -> None:
+            if len(texts) > _PROGRESS_EVERY and (
+                done - last_logged[0] >= _PROGRESS_EVERY or done == len(texts)
+            ):
+                last_logged[0] = done
                 rate = done / max(time.monotonic() - started, 1e-9)
                 log.info("encoding %s: %d/%d (%.0f texts/s)", label, done, len(texts), rate)
-        return np.ascontiguousarray(np.vstack(chunks))
+
+        return self.batcher.encode(texts, Priority.BULK, progress)
+
+    def close(self) -> None:
+        """Stop the encoder's worker thread."""
+        self.batcher.close()

@@ -35,3 +35,12 @@ class LimitExceededError(ServiceError):
 
 class NotReadyError(ServiceError):
     """The model or the indexes are still loading (503)."""
+
+
+class OverloadedError(ServiceError):
+    """Too much work is queued for the encoder; the client should retry later (429 with Retry-After)."""
+
+    def __init__(self, message: str, retry_after: int, limit: int) -> None:
+        super().__init__(message, field="PAIRANK_MAX_QUEUED_TEXTS")
+        self.retry_after = retry_after
+        self.limit = limit

@@ -55,7 +55,7 @@ def _corpus_run(state: ServingState, spec: EvaluationSpec) -> Run:
     assert spec.corpus is not None
     index = state.indexes.get(spec.corpus)
     query_ids = list(spec.qrels)
-    vectors = state.encoder.encode([spec.queries[q] for q in query_ids], label="evaluation queries")
+    vectors = state.encoder.encode_bulk([spec.queries[q] for q in query_ids], label="evaluation queries")
     run: Run = {}
     if spec.mode == "retrieval":
         for query_id, hits in zip(query_ids, index.search(vectors, spec.top_k), strict=True):
@@ -72,7 +72,7 @@ def compute_report(state: ServingState, spec: EvaluationSpec) -> RankingReport:
     """Rank every judged query (against the corpus index or the inline documents) and score the run."""
     if spec.documents is not None:
         dataset = BeirDataset(corpus=spec.documents, queries=spec.queries, qrels=spec.qrels)
-        run = rank_beir(state.encoder.encode, dataset, spec.mode, top_k=spec.top_k)
+        run = rank_beir(state.encoder.encode_bulk, dataset, spec.mode, top_k=spec.top_k)
     else:
         run = _corpus_run(state, spec)
     return evaluate_ranking(

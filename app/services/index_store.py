@@ -130,7 +130,7 @@ class IndexStore:
             for start in range(0, len(missing), 2048):
                 chunk = missing[start : start + 2048]
                 texts = documents.texts(chunk)
-                vectors = self.encoder.encode([texts[d] for d in chunk], label=f"corpus {corpus}")
+                vectors = self.encoder.encode_bulk([texts[d] for d in chunk], label=f"corpus {corpus}")
                 index.upsert(chunk, [stored[d] for d in chunk], vectors)
                 log.info("indexing %s: %d/%d documents", corpus, start + len(chunk), len(missing))
         return len(stale) + len(missing)

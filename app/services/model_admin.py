@@ -26,6 +26,7 @@ class ModelInfo:
     job_id: str | None
     training: dict[str, Any] | None
     dev_metrics: dict[str, Any] | None
+    encoder: dict[str, Any] | None
     is_active: bool
     created_at: datetime
     activated_at: datetime | None
@@ -34,7 +35,7 @@ class ModelInfo:
 def _info(row: ModelVersion) -> ModelInfo:
     return ModelInfo(
         row.version, row.model_id, row.source, row.path, row.base_model, row.weights_sha256, row.job_id,
-        row.training, row.dev_metrics, row.is_active, row.created_at, row.activated_at,
+        row.training, row.dev_metrics, row.encoder, row.is_active, row.created_at, row.activated_at,
     )  # fmt: skip
 
 

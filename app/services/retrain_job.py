@@ -16,12 +16,13 @@ from app.db.admin_repository import JobRepository
 from app.db.engine import transaction
 from app.db.models import utcnow
 from app.db.repository import CorpusRepository, DocumentRepository
+from app.services.encoder import Encoder
 from app.services.gating import build_gate_dataset, gate_metrics
 from app.services.pairs import ExportedPair, PairInput, PairService
 from app.services.registry import register_model
 from app.services.runtime import Runtime
 from app.services.training_process import TrainingProcess, describe_exit
-from pairank.models import resolve_model
+from pairank.models import ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -166,11 +167,23 @@ class RetrainJob:
             )
             raise RuntimeError(f"training process {describe_exit(code)}: {reason}".rstrip(": "))
 
-        self._progress("evaluating")
+        self._progress("exporting_model")
         spec = resolve_model(str(self.run_dir))
+        # The candidate is exported, quantized and quality-gated like any served model before it is scored.
         candidate = self.runtime.load_encoder(spec)
+        try:
+            return self._evaluate_and_activate(spec, candidate, config, dev)
+        finally:
+            if self.runtime.state().encoder is not candidate:
+                candidate.close()
+
+    def _evaluate_and_activate(
+        self, spec: ModelSpec, candidate: Encoder, config: dict[str, Any], dev: list[ExportedPair]
+    ) -> dict[str, Any]:
+        params = self.params
+        self._progress("evaluating", encoder=candidate.describe())
         active = self.runtime.state()
-        gate = self._gate(candidate.encode, active.encoder.encode, dev)
+        gate = self._gate(candidate.encode_bulk, active.encoder.encode_bulk, dev)
         gate["active_model"] = active.model_version
         manifest = json.loads((self.run_dir / "manifest.json").read_text())
         register_model(
@@ -185,6 +198,7 @@ class RetrainJob:
                 "config": config,
             },
             dev_metrics={"training": manifest.get("dev_metrics"), "gate": gate},
+            encoder=candidate.describe(),
         )
         self._check_cancel()
         activated = False

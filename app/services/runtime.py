@@ -17,10 +17,12 @@ from app.services.encoder import Encoder
 from app.services.errors import NotReadyError
 from app.services.index_store import IndexStore
 from app.services.registry import active_model_spec
-from app.services.rwlock import SharedExclusiveLock
+from encoders.batcher import BatchingConfig
+from pairank.locks import SharedExclusiveLock
 from pairank.models import ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
+_RETIRE_AFTER_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -82,14 +84,27 @@ class Runtime:
         return self._ready.wait(timeout)
 
     def load_encoder(self, spec: ModelSpec) -> Encoder:
-        """Load a model with the service's device and batching settings."""
+        """Load a model with the service's backend, device and batching settings."""
+        settings = self.settings
         log.info("loading model %s from %s", spec.version, spec.path)
-        return Encoder.load(
+        encoder = Encoder.load(
             spec,
-            device=self.settings.device,
-            batch_size=self.settings.encode_batch_size,
-            max_seq_length=self.settings.max_seq_length,
+            backend=settings.encoder_backend,
+            precision=settings.encoder_precision,
+            cache_root=settings.export_dir,
+            device=settings.device,
+            max_seq_length=settings.max_seq_length,
+            threads=settings.encoder_threads,
+            batching=BatchingConfig(
+                max_batch_texts=settings.encode_batch_size,
+                max_batch_tokens=settings.max_batch_tokens,
+                wait_ms=settings.batch_wait_ms,
+                max_queued_texts=settings.max_queued_texts,
+                enabled=settings.micro_batching,
+            ),
         )
+        log.info("model %s runs on %s %s", spec.version, encoder.backend, encoder.precision)
+        return encoder
 
     def build_state(self, spec: ModelSpec, encoder: Encoder | None = None) -> ServingState:
         """Open (load or build) every corpus index for a model; nothing is served yet."""
@@ -105,6 +120,8 @@ class Runtime:
 
                 seed_demo_corpus(self.sessions)
             state = self.build_state(active_model_spec(self.sessions, self.settings.model))
+            with transaction(self.sessions) as session:
+                ModelRepository(session).record_encoder(state.model_version, state.encoder.describe())
             self._state = state
             self._ready.set()
             log.info("ready: model %s", state.model_version)
@@ -148,13 +165,22 @@ class Runtime:
             # Writes made while the new indexes were being built: catch up before switching.
             new_state.indexes.refresh_all(self.sessions)
             with transaction(self.sessions) as session:
-                ModelRepository(session).activate(new_state.model_version)
-            self._state = new_state
+                repository = ModelRepository(session)
+                repository.activate(new_state.model_version)
+                repository.record_encoder(new_state.model_version, new_state.encoder.describe())
+            old, self._state = self._state, new_state
             self._ready.set()
         log.info("now serving model %s", new_state.model_version)
+        if old is not None and old.encoder is not new_state.encoder:
+            # Requests that read the old state a moment ago may still be encoding with it.
+            retire = threading.Timer(_RETIRE_AFTER_SECONDS, old.encoder.close)
+            retire.daemon = True
+            retire.start()
 
     def close(self) -> None:
         """Stop background work and release database connections."""
         self._closed.set()
         self.jobs.shutdown(wait=True, cancel_futures=True)
+        if self._state is not None:
+            self._state.encoder.close()
         self.engine.dispose()

@@ -18,7 +18,9 @@ ClientFactory = Callable[..., TestClient]
 
 
 @pytest.fixture
-def make_settings(tmp_path: Path, database_url: str, tiny_model_dir: Path) -> Callable[..., Settings]:
+def make_settings(
+    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path
+) -> Callable[..., Settings]:
     """Settings on the test database and the tiny model; keyword arguments override fields."""
 
     def factory(**overrides: Any) -> Settings:
@@ -26,6 +28,7 @@ def make_settings(tmp_path: Path, database_url: str, tiny_model_dir: Path) -> Ca
             "data_dir": tmp_path / "data",
             "database_url": database_url,
             "model": str(tiny_model_dir),
+            "model_cache_dir": export_cache_dir,
             # Several runtimes share one database in some tests; each keeps its own model unless asked.
             "sync_seconds": 0,
         }

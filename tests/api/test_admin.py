@@ -89,6 +89,11 @@ def test_retrain_activate_and_roll_back(admin: TestClient) -> None:
     assert models[new_version]["is_active"] and not models[old_version]["is_active"]
     assert models[new_version]["source"] == "trained" and models[new_version]["dev_metrics"]["gate"]
     assert models[new_version]["training"]["params"]["epochs"] == 2
+    # The trained model was exported, quantized and gated like the configured one, and serves that way.
+    assert models[new_version]["encoder"]["backend"] == "openvino"
+    assert models[new_version]["encoder"]["precision"] == "int8"
+    assert models[new_version]["encoder"]["quality"]["mean_cosine"] >= 0.99
+    assert admin.get("/ready").json()["backend"] == "openvino"
     after = admin.post("/v1/corpora/claims/rank", json=query).json()
     assert after["model"] == new_version != old_version
     # Every document is still there and the new index is complete: each claim finds itself first.

@@ -93,7 +93,18 @@ def test_evaluate_retrieval_end_to_end(
     data = retrieval_dataset(tmp_path / "pfcc")
     output = tmp_path / "out" / "report.json"
     code = evaluate(
-        ["--data", str(data), "--split", "dev", "--model", str(tiny_model), "--output", str(output)]
+        [
+            "--data",
+            str(data),
+            "--split",
+            "dev",
+            "--model",
+            str(tiny_model),
+            "--output",
+            str(output),
+            "--cache-dir",
+            str(tmp_path / "models"),
+        ]  # fmt: skip
     )
     assert code == 0
     report = json.loads(output.read_text())
@@ -102,6 +113,9 @@ def test_evaluate_retrieval_end_to_end(
     assert all(0.0 <= value <= 1.0 for value in report["metrics"].values())
     assert report["metrics"]["Recall@5"] == 1.0  # 5 documents, top-100: everything is retrieved
     assert report["model"]["path"] == str(tiny_model)
+    # Evaluations score what the service serves: the quality-gated int8 export by default.
+    assert (report["model"]["backend"], report["model"]["precision"]) == ("openvino", "int8")
+    assert report["model"]["quality_gate"]["mean_cosine"] >= 0.99
     printed = capsys.readouterr().out
     assert "pfcc / dev (retrieval)" in printed and "HasPositive" in printed and str(output) in printed
 

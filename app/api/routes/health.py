@@ -22,7 +22,16 @@ async def health() -> dict[str, str]:
 async def ready(runtime: RuntimeDep) -> JSONResponse | dict[str, Any]:
     """Readiness: 200 once the model and indexes are loaded, 503 before (or after a load failure)."""
     if runtime.is_ready():
-        return {"status": "ready", "model": runtime.state().model_version}
+        state = runtime.state()
+        encoder = state.encoder
+        return {
+            "status": "ready",
+            "model": state.model_version,
+            "backend": encoder.backend,
+            "precision": encoder.precision,
+            "encoder": encoder.describe(),
+            "encoder_queue": encoder.batcher.queued_texts,
+        }
     error = runtime.load_error
     detail = f"loading failed: {error}" if error else "the model and indexes are loading"
     return JSONResponse(

@@ -1,4 +1,5 @@
-"""A small readers-writer lock: many writers of documents share it; a model swap takes it alone."""
+"""A small readers-writer lock: shared holders run together (searches, document writes); an exclusive holder
+(a model swap, an index rebuild) waits for them and runs alone."""
 
 from __future__ import annotations
 

@@ -1,0 +1,65 @@
+"""What every benchmark records beside its numbers: the machine, the command, and robust summaries."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import platform
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (or what platform knows)."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def machine() -> dict[str, Any]:
+    """CPU count and model, memory, Python and torch versions, and the date: what timings depend on."""
+    import torch
+
+    memory_gib = None
+    meminfo = Path("/proc/meminfo")
+    if meminfo.is_file():
+        first = meminfo.read_text().splitlines()[0].split()
+        memory_gib = round(int(first[1]) / 2**20, 1)
+    return {
+        "nproc": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "memory_gib": memory_gib,
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def command_line(script: str, argv: Sequence[str] | None) -> str:
+    """The command that produced a result, with the niceness it ran at (a niced run is slower)."""
+    niceness = os.nice(0)
+    prefix = f"nice -n {niceness} " if niceness else ""
+    arguments = " ".join(sys.argv[1:] if argv is None else argv)
+    return f"{prefix}.venv/bin/python benchmarks/{script} {arguments}".strip()
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The value below which `fraction` of the values lie (nearest rank)."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    rank = min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))
+    return ordered[rank]
+
+
+def median(values: Sequence[float]) -> float:
+    """The median, NaN for no values."""
+    return statistics.median(values) if values else float("nan")

@@ -1,0 +1,244 @@
+"""One encoder worker for every caller: concurrent requests share forward passes (micro-batching).
+
+Callers tokenize in their own threads and queue their token ids; a single worker thread takes what is
+queued (interactive calls first, then bulk work), waits up to `wait_ms` for company while the batch is
+not full, sorts the texts by length, runs padded forward passes of at most `max_batch_texts` texts and
+`max_batch_tokens` padded tokens, and hands each caller its own rows. Bulk callers (upserts, index
+builds, evaluations) queue one chunk at a time, so a query never waits behind more than one bulk batch.
+When more than `max_queued_texts` texts wait, new interactive calls are refused with `EncoderOverloaded`
+(the API answers 429) instead of queueing without bound; bulk calls wait their turn instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+from encoders.backend import EncoderBackend
+
+log = logging.getLogger(__name__)
+
+
+class Priority(IntEnum):
+    """Interactive calls (rank, duplicates, similarity) go before bulk work."""
+
+    INTERACTIVE = 0
+    BULK = 1
+
+
+class EncoderOverloaded(Exception):
+    """Too many texts are waiting for the encoder; retry after `retry_after` seconds."""
+
+    def __init__(self, queued: int, limit: int, retry_after: int) -> None:
+        super().__init__(
+            f"the encoder queue holds {queued} texts, over the limit of {limit} "
+            f"(PAIRANK_MAX_QUEUED_TEXTS); retry after {retry_after} s"
+        )
+        self.queued = queued
+        self.limit = limit
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class BatchingConfig:
+    """Micro-batching knobs (PAIRANK_ENCODE_BATCH_SIZE, _MAX_BATCH_TOKENS, _BATCH_WAIT_MS, ...)."""
+
+    max_batch_texts: int = 64
+    max_batch_tokens: int = 16384
+    wait_ms: float = 2.0
+    max_queued_texts: int = 2048
+    enabled: bool = True
+
+
+@dataclass
+class _Request:
+    tokens: Sequence[np.ndarray]
+    priority: Priority
+    future: Future[np.ndarray] = field(default_factory=Future)
+    enqueued: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class BatcherStats:
+    """Counters for metrics and benchmarks."""
+
+    batches: int = 0
+    texts: int = 0
+    rejected: int = 0
+    largest_batch: int = 0
+
+
+class MicroBatcher:
+    """Gathers concurrent encode calls into shared forward passes on one worker thread."""
+
+    def __init__(self, backend: EncoderBackend, config: BatchingConfig | None = None) -> None:
+        self.backend = backend
+        self.config = config or BatchingConfig()
+        self.stats = BatcherStats()
+        self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
+        self._queued_texts = 0
+        self._cond = threading.Condition()
+        self._closed = False
+        # Without micro-batching, one lock serializes whole requests (the old behaviour, for comparison).
+        self._direct_lock = threading.Lock()
+        self._rate = 0.0  # texts per second, smoothed: turns the queue length into a Retry-After
+        self._worker: threading.Thread | None = None
+        if self.config.enabled:
+            self._worker = threading.Thread(target=self._run, name="pairank-encoder", daemon=True)
+            self._worker.start()
+
+    @property
+    def queued_texts(self) -> int:
+        """Texts waiting for a forward pass now."""
+        return self._queued_texts
+
+    def encode(
+        self,
+        texts: Sequence[str],
+        priority: Priority = Priority.INTERACTIVE,
+        progress: Callable[[int], None] | None = None,
+    ) -> np.ndarray:
+        """Normalized float32 embeddings, one row per text, in order."""
+        if not texts:
+            return np.zeros((0, self.backend.dimension), dtype=np.float32)
+        tokens = self.backend.tokenize(texts)
+        if not self.config.enabled:
+            return self._encode_direct(tokens, progress)
+        chunk = self.config.max_batch_texts
+        if priority is Priority.INTERACTIVE:
+            futures = self._submit([tokens[i : i + chunk] for i in range(0, len(tokens), chunk)], priority)
+            return np.vstack([f.result() for f in futures])
+        rows: list[np.ndarray] = []
+        for start in range(0, len(tokens), chunk):
+            (future,) = self._submit([tokens[start : start + chunk]], priority)
+            rows.append(future.result())
+            if progress is not None:
+                progress(min(start + chunk, len(tokens)))
+        return np.vstack(rows)
+
+    def _encode_direct(self, tokens: list[np.ndarray], progress: Callable[[int], None] | None) -> np.ndarray:
+        rows = []
+        with self._direct_lock:
+            for start in range(0, len(tokens), self.config.max_batch_texts):
+                rows.append(self.backend.forward(tokens[start : start + self.config.max_batch_texts]))
+                if progress is not None:
+                    progress(min(start + self.config.max_batch_texts, len(tokens)))
+        return np.vstack(rows)
+
+    def _submit(self, chunks: list[Sequence[np.ndarray]], priority: Priority) -> list[Future[np.ndarray]]:
+        count = sum(len(c) for c in chunks)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the encoder is closed")
+            limit = self.config.max_queued_texts
+            if priority is Priority.INTERACTIVE and self._queued_texts and self._queued_texts + count > limit:
+                self.stats.rejected += 1
+                raise EncoderOverloaded(self._queued_texts, limit, self._retry_after())
+            requests = [_Request(chunk, priority) for chunk in chunks]
+            self._queues[priority].extend(requests)
+            self._queued_texts += count
+            self._cond.notify()
+        return [r.future for r in requests]
+
+    def _retry_after(self) -> int:
+        rate = self._rate or 100.0
+        return max(1, math.ceil(self._queued_texts / rate))
+
+    def _take_batch(self) -> list[_Request]:
+        """Wait for work, give company `wait_ms` to arrive, then take requests up to the limits."""
+        config = self.config
+        with self._cond:
+            while not self._closed and not self._queued_texts:
+                self._cond.wait()
+            if self._closed:
+                return []
+            deadline = time.monotonic() + config.wait_ms / 1000
+            while self._queued_texts < config.max_batch_texts and not self._closed:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            batch: list[_Request] = []
+            texts = longest = 0
+            for priority in Priority:
+                queue = self._queues[priority]
+                while queue:
+                    request = queue[0]
+                    size = len(request.tokens)
+                    request_longest = max(len(t) for t in request.tokens)
+                    padded = (texts + size) * max(longest, request_longest)
+                    if batch and (texts + size > config.max_batch_texts or padded > config.max_batch_tokens):
+                        break
+                    batch.append(queue.popleft())
+                    texts += size
+                    longest = max(longest, request_longest)
+                if batch and (texts >= config.max_batch_texts):
+                    break
+            self._queued_texts -= texts
+            return batch
+
+    def _run(self) -> None:
+        while True:
+            batch = self._take_batch()
+            if not batch:
+                return
+            started = time.monotonic()
+            try:
+                vectors = self._forward_sorted([t for r in batch for t in r.tokens])
+            except BaseException as error:  # noqa: BLE001 - every waiting caller gets the error
+                for request in batch:
+                    request.future.set_exception(error)
+                continue
+            offset = 0
+            for request in batch:
+                request.future.set_result(vectors[offset : offset + len(request.tokens)])
+                offset += len(request.tokens)
+            self._record(offset, time.monotonic() - started)
+
+    def _forward_sorted(self, tokens: list[np.ndarray]) -> np.ndarray:
+        """One or more padded passes over length-sorted texts, rows returned in the original order."""
+        order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
+        out = np.empty((len(tokens), self.backend.dimension), dtype=np.float32)
+        start = 0
+        while start < len(order):
+            end = start + 1
+            # Grow the pass while its padded size (count x longest) stays within the token budget.
+            while end < len(order) and (end - start + 1) * len(tokens[order[end]]) <= max(
+                self.config.max_batch_tokens, len(tokens[order[end]])
+            ):
+                end += 1
+            chunk = order[start:end]
+            out[chunk] = self.backend.forward([tokens[i] for i in chunk])
+            start = end
+        return out
+
+    def _record(self, texts: int, seconds: float) -> None:
+        stats = self.stats
+        stats.batches += 1
+        stats.texts += texts
+        stats.largest_batch = max(stats.largest_batch, texts)
+        rate = texts / max(seconds, 1e-6)
+        self._rate = rate if not self._rate else 0.8 * self._rate + 0.2 * rate
+
+    def close(self) -> None:
+        """Stop the worker after the batch in flight; queued callers get an error."""
+        with self._cond:
+            self._closed = True
+            pending = [r for q in self._queues.values() for r in q]
+            for queue in self._queues.values():
+                queue.clear()
+            self._queued_texts = 0
+            self._cond.notify_all()
+        for request in pending:
+            request.future.set_exception(RuntimeError("the encoder was closed"))
+        if self._worker is not None and self._worker is not threading.current_thread():
+            self._worker.join(timeout=30)

@@ -1,0 +1,157 @@
+"""The micro-batcher: same vectors as encoding alone, rows to the right caller, priorities, backpressure."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from encoders.batcher import BatchingConfig, EncoderOverloaded, MicroBatcher, Priority
+from encoders.torch_backend import TorchBackend
+from tests.encoders.encoder_helpers import GatedBackend
+
+WORDS = [
+    "the",
+    "moon",
+    "vaccine",
+    "tower",
+    "router",
+    "flight",
+    "bleach",
+    "shark",
+    "law",
+    "water",
+    "price",
+    "claim",
+    "video",
+    "photo",
+    "masts",
+    "virus",
+    "landing",
+    "studio",
+    "senator",
+    "bill",
+]
+
+
+def random_texts(rng: random.Random, count: int) -> list[str]:
+    """Texts of 1 to 60 words, so batches mix very different lengths."""
+    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 60))) for _ in range(count)]
+
+
+def encode_alone(backend: TorchBackend, texts: Sequence[str]) -> np.ndarray:
+    """The reference: every text in its own forward pass, no padding at all."""
+    return np.vstack([backend.forward(backend.tokenize([text])) for text in texts])
+
+
+def test_batched_vectors_equal_encoding_each_text_alone(tiny_torch_backend: TorchBackend) -> None:
+    texts = random_texts(random.Random(1), 150)
+    batcher = MicroBatcher(tiny_torch_backend, BatchingConfig(max_batch_texts=32, max_batch_tokens=600))
+    try:
+        together = batcher.encode(texts)
+        bulk = batcher.encode(texts, Priority.BULK)
+    finally:
+        batcher.close()
+    alone = encode_alone(tiny_torch_backend, texts)
+    np.testing.assert_allclose(together, alone, atol=1e-6)
+    np.testing.assert_allclose(bulk, alone, atol=1e-6)
+
+
+def test_rows_never_go_to_another_caller_under_32_threads(tiny_torch_backend: TorchBackend) -> None:
+    rng = random.Random(7)
+    requests = [random_texts(rng, rng.randint(1, 12)) for _ in range(32)]
+    expected = [encode_alone(tiny_torch_backend, texts) for texts in requests]
+    batcher = MicroBatcher(tiny_torch_backend, BatchingConfig(max_batch_texts=16, wait_ms=5))
+    results: dict[int, np.ndarray] = {}
+    barrier = threading.Barrier(len(requests))
+
+    def call(position: int) -> None:
+        barrier.wait()
+        for _ in range(3):
+            results[position] = batcher.encode(requests[position])
+            np.testing.assert_allclose(results[position], expected[position], atol=1e-6)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(requests))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        batcher.close()
+    assert len(results) == len(requests)
+    for position, vectors in results.items():
+        np.testing.assert_allclose(vectors, expected[position], atol=1e-6)
+    # Concurrency really shared passes: fewer forward passes than calls.
+    assert batcher.stats.batches < 3 * len(requests)
+
+
+def test_interactive_calls_go_before_queued_bulk_work(tiny_torch_backend: TorchBackend) -> None:
+    backend = GatedBackend(tiny_torch_backend)
+    batcher = MicroBatcher(backend, BatchingConfig(max_batch_texts=4, wait_ms=0))
+    outcome: dict[str, np.ndarray] = {}
+    try:
+        first = threading.Thread(target=lambda: outcome.setdefault("first", batcher.encode(["hold"])))
+        first.start()
+        assert backend.started.wait(10)  # the worker is now busy with "hold"
+        bulk = threading.Thread(
+            target=lambda: outcome.setdefault("bulk", batcher.encode(["b"] * 5, Priority.BULK))
+        )
+        bulk.start()
+        while batcher.queued_texts < 4:  # bulk work queues one chunk (4 texts) at a time
+            threading.Event().wait(0.01)
+        query = threading.Thread(target=lambda: outcome.setdefault("query", batcher.encode(["q", "q", "q"])))
+        query.start()
+        while batcher.queued_texts < 7:
+            threading.Event().wait(0.01)
+        backend.gate.set()
+        for thread in (first, bulk, query):
+            thread.join(30)
+    finally:
+        batcher.close()
+    # After "hold", the query (3 texts) goes first although the bulk chunk (4) was queued before it;
+    # the bulk chunk does not fit beside it, then the bulk call's last text follows.
+    assert backend.passes == [1, 3, 4, 1]
+    assert set(outcome) == {"first", "bulk", "query"}
+
+
+def test_full_queue_refuses_interactive_calls_and_lets_bulk_wait(tiny_torch_backend: TorchBackend) -> None:
+    backend = GatedBackend(tiny_torch_backend)
+    batcher = MicroBatcher(backend, BatchingConfig(max_batch_texts=4, max_queued_texts=6, wait_ms=0))
+    done: list[str] = []
+    try:
+        threading.Thread(target=lambda: done.append(str(batcher.encode(["busy"]).shape))).start()
+        assert backend.started.wait(10)
+        waiting = threading.Thread(target=lambda: done.append(str(batcher.encode(["w"] * 5).shape)))
+        waiting.start()
+        while batcher.queued_texts < 5:
+            threading.Event().wait(0.01)
+        with pytest.raises(EncoderOverloaded) as refused:
+            batcher.encode(["one", "two"])
+        assert refused.value.limit == 6 and refused.value.retry_after >= 1
+        assert "PAIRANK_MAX_QUEUED_TEXTS" in str(refused.value)
+        bulk = threading.Thread(
+            target=lambda: done.append(str(batcher.encode(["x"] * 9, Priority.BULK).shape))
+        )
+        bulk.start()
+        backend.gate.set()
+        waiting.join(30)
+        bulk.join(30)
+    finally:
+        batcher.close()
+    assert sorted(done) == ["(1, 32)", "(5, 32)", "(9, 32)"]
+    assert batcher.stats.rejected == 1
+
+
+def test_without_micro_batching_each_request_runs_alone(tiny_torch_backend: TorchBackend) -> None:
+    texts = random_texts(random.Random(3), 20)
+    batcher = MicroBatcher(tiny_torch_backend, BatchingConfig(enabled=False, max_batch_texts=8))
+    try:
+        vectors = batcher.encode(texts)
+    finally:
+        batcher.close()
+    np.testing.assert_allclose(vectors, encode_alone(tiny_torch_backend, texts), atol=1e-6)
+    assert batcher.stats.batches == 0  # no worker thread: the caller ran the passes itself
