@@ -28,7 +28,6 @@ class Settings(BaseSettings):
     device: str | None = Field(
         None, description="Torch device for the model; default: cuda if present, else cpu."
     )
-    index_factory: str = Field("Flat", description="Faiss factory string for new indexes, e.g. `HNSW32`.")
     encoder_backend: Literal["auto", "torch", "onnx", "openvino"] = Field(
         "auto", description="Inference runtime; `auto`: the fastest variant that passes the quality gate."
     )
@@ -65,6 +64,12 @@ class Settings(BaseSettings):
         1.0,
         ge=0.0,
         description="Seconds between a worker's checks for other workers' writes and model activations.",
+    )
+    checkpoint_changes: int = Field(
+        1000, ge=1, description="Changes to a corpus after which its index snapshot is rewritten."
+    )
+    checkpoint_seconds: float = Field(
+        60.0, gt=0.0, description="Seconds after which a changed corpus's index snapshot is rewritten."
     )
     seed_demo: bool = Field(False, description="Create the demo corpus at start-up when it does not exist.")
     # Request limits: exceeding one is answered with 413 naming the field and the limit.

@@ -34,8 +34,13 @@ from pairank.models import load_sentence_transformer, resolve_model  # noqa: E40
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data"
-VARIANTS = [Variant("torch", "fp32"), Variant("onnx", "fp32"), Variant("onnx", "int8"),
-            Variant("openvino", "fp32"), Variant("openvino", "int8")]  # fmt: skip
+VARIANTS = [
+    Variant("torch", "fp32"),
+    Variant("onnx", "fp32"),
+    Variant("onnx", "int8"),
+    Variant("openvino", "fp32"),
+    Variant("openvino", "int8"),
+]
 BASELINE = "sentence-transformers fp32"
 QUALITY = (  # (label, folder, split, task, metric names shown)
     ("PFCC-S", "pfcc_snopes", "dev", "retrieval", ("MRR", "HasPositive@1")),
@@ -48,16 +53,21 @@ Encode = Callable[[Sequence[str]], np.ndarray]
 def read_texts(data: Path) -> list[str]:
     """Every corpus and query text of the shared datasets (empty when they are absent)."""
     texts: list[str] = []
-    for name in ("stsb/corpus.jsonl", "pfcc_snopes/queries.jsonl", "semeval_cqa/subtaskA/corpus.jsonl",
-                 "antique/corpus.jsonl"):  # fmt: skip
+    for name in (
+        "stsb/corpus.jsonl",
+        "pfcc_snopes/queries.jsonl",
+        "semeval_cqa/subtaskA/corpus.jsonl",
+        "antique/corpus.jsonl",
+    ):
         path = data / name
         if path.is_file():
             texts += [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines()]
     return texts
 
 
-def inputs_of_length(tokenize: Callable[[Sequence[str]], list[np.ndarray]], texts: list[str], target: int,
-                     count: int) -> list[str]:  # fmt: skip
+def inputs_of_length(
+    tokenize: Callable[[Sequence[str]], list[np.ndarray]], texts: list[str], target: int, count: int
+) -> list[str]:
     """`count` texts of `target` +- 2 tokens (real sentences when the data is present, else probes)."""
     pool = [t for t in texts if t.strip()] or list(probe_sentences())
     lengths = [len(ids) for ids in tokenize(pool)]
@@ -95,7 +105,7 @@ def time_rounds(encoders: dict[str, Encode], texts: list[str], batch: int, round
             "sentences_per_s": round(median(speeds[name]), 1),
             "ratio": round(median(ratios[name]), 2),
             "runs": [round(v, 1) for v in speeds[name]],
-        }  # fmt: skip
+        }
         for name in names
     }
 

@@ -34,8 +34,12 @@ def speed_table(payload: dict[str, Any]) -> list[str]:
 def quality_table(payload: dict[str, Any]) -> list[str]:
     """Dev metrics per variant, with the change against the baseline in points."""
     quality = payload["quality"]
-    columns = [(label, metric) for label, rows in quality.items() if "skipped" not in rows
-               for metric in next(iter(rows.values()))]  # fmt: skip
+    columns = [
+        (label, metric)
+        for label, rows in quality.items()
+        if "skipped" not in rows
+        for metric in next(iter(rows.values()))
+    ]
     if not columns:
         return ["(dev-set quality not measured: the datasets were absent or --no-quality was given)"]
     variants = list(next(iter(r for r in quality.values() if "skipped" not in r)))

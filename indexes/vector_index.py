@@ -1,20 +1,30 @@
-"""A Faiss inner-product index over L2-normalized vectors, addressed by string document ids.
+"""One corpus's vectors for one model: a sealed, memory-mapped base plus an in-memory delta.
 
-Documents get stable int64 ids inside Faiss (`IndexIDMap2`), so adds, updates and removals are
-incremental. Index types that cannot remove (HNSW) keep removed ids as tombstones that searches
-filter out; the index is rebuilt from the kept vectors once tombstones pile up.
+Documents are addressed by their database id (int64). The base comes from a snapshot: one contiguous
+float32 matrix, its ids, and optionally an ANN structure over its rows, all memory-mapped read-only so
+workers on one host share the page cache. Changes since the snapshot live in the delta (appended rows;
+a replaced or deleted base row is only marked dead). Every change carries the change-log sequence number
+that caused it, so a checkpoint can seal the state up to a high-water mark and keep what came after.
+
+Exact search is a plain matrix product (for one query it costs what reading the matrix costs, with no
+thread-pool start-up); ANN search skips dead rows with a bitmap selector. Searches share a lock; writes
+take it alone.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import faiss
 import numpy as np
 
-METRIC = "inner_product"
-_REBUILD_DEAD_FRACTION = 0.2
+from indexes.ann import ann_search
+from indexes.spec import IndexSpec
+from pairank.locks import SharedExclusiveLock
+
+_INITIAL_CAPACITY = 64
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -26,177 +36,217 @@ def normalize_rows(vectors: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(matrix / np.maximum(norms, 1e-12))
 
 
-class VectorIndex:
-    """Thread-safe string-id vector index with exact stored vectors and a Faiss search structure."""
+@dataclass
+class Base:
+    """The sealed part: rows of a snapshot (vectors and ids may be memory-mapped) and which are alive."""
 
-    def __init__(self, dimension: int, factory: str = "Flat") -> None:
-        self.dimension = dimension
-        self.factory = factory
-        self._lock = threading.RLock()
-        self._faiss = self._new_faiss()
-        self._int_of: dict[str, int] = {}
-        self._doc_of: dict[int, str] = {}
-        self._hash_of: dict[str, str] = {}
-        self._vector_of: dict[int, np.ndarray] = {}
-        self._dead: set[int] = set()
-        self._next_id = 0
-
-    def _new_faiss(self) -> faiss.Index:
-        inner = faiss.index_factory(self.dimension, self.factory, faiss.METRIC_INNER_PRODUCT)
-        return faiss.IndexIDMap2(inner)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return len(self._int_of)
-
-    def __contains__(self, doc_id: object) -> bool:
-        with self._lock:
-            return doc_id in self._int_of
-
-    def hashes(self) -> dict[str, str]:
-        """Document id -> text hash of every indexed document."""
-        with self._lock:
-            return dict(self._hash_of)
-
-    def doc_ids(self) -> list[str]:
-        """Indexed document ids in insertion order."""
-        with self._lock:
-            return [self._doc_of[i] for i in sorted(self._doc_of)]
-
-    def upsert(self, doc_ids: Sequence[str], text_hashes: Sequence[str], vectors: np.ndarray) -> None:
-        """Add documents, replacing the vectors of ids already present."""
-        if not len(doc_ids) == len(text_hashes) == len(vectors):
-            raise ValueError("doc_ids, text_hashes and vectors must have the same length")
-        if len(doc_ids) == 0:
-            return
-        matrix = normalize_rows(vectors)
-        if matrix.shape[1] != self.dimension:
-            raise ValueError(f"vectors have dimension {matrix.shape[1]}, index has {self.dimension}")
-        with self._lock:
-            self._remove_locked([d for d in doc_ids if d in self._int_of])
-            if not self._faiss.is_trained:
-                self._train_locked(matrix)
-            new_ids = np.arange(self._next_id, self._next_id + len(doc_ids), dtype=np.int64)
-            self._next_id += len(doc_ids)
-            self._faiss.add_with_ids(matrix, new_ids)
-            for int_id, doc_id, digest, row in zip(
-                new_ids.tolist(), doc_ids, text_hashes, matrix, strict=True
-            ):
-                self._int_of[doc_id] = int_id
-                self._doc_of[int_id] = doc_id
-                self._hash_of[doc_id] = digest
-                self._vector_of[int_id] = row
-
-    def _train_locked(self, matrix: np.ndarray) -> None:
-        # Trained factories (IVF, PQ) learn from the first batch plus what is already stored.
-        stored = self._stored_matrix_locked()
-        sample = np.vstack([stored, matrix]) if len(stored) else matrix
-        self._faiss.train(sample)
-
-    def remove(self, doc_ids: Sequence[str]) -> int:
-        """Remove documents by id; returns how many were present."""
-        with self._lock:
-            return self._remove_locked([d for d in doc_ids if d in self._int_of])
-
-    def _remove_locked(self, doc_ids: Sequence[str]) -> int:
-        if not doc_ids:
-            return 0
-        int_ids = [self._int_of.pop(d) for d in doc_ids]
-        for doc_id, int_id in zip(doc_ids, int_ids, strict=True):
-            del self._doc_of[int_id]
-            del self._hash_of[doc_id]
-            del self._vector_of[int_id]
-        try:
-            self._faiss.remove_ids(np.asarray(int_ids, dtype=np.int64))  # type: ignore[arg-type]  # numpy overload
-        except RuntimeError:
-            # HNSW and friends cannot remove: filter at search time, rebuild when too many are dead.
-            self._dead.update(int_ids)
-            if len(self._dead) > _REBUILD_DEAD_FRACTION * max(1, self._faiss.ntotal):
-                self._rebuild_locked()
-        return len(int_ids)
-
-    def _stored_matrix_locked(self) -> np.ndarray:
-        if not self._vector_of:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.vstack([self._vector_of[i] for i in sorted(self._vector_of)])
-
-    def _rebuild_locked(self) -> None:
-        self._faiss = self._new_faiss()
-        self._dead.clear()
-        if not self._vector_of:
-            return
-        int_ids = np.asarray(sorted(self._vector_of), dtype=np.int64)
-        matrix = self._stored_matrix_locked()
-        if not self._faiss.is_trained:
-            self._faiss.train(matrix)
-        self._faiss.add_with_ids(matrix, int_ids)
-
-    def search(self, queries: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
-        """Top-k (doc id, cosine) per query, best first."""
-        matrix = normalize_rows(queries)
-        with self._lock:
-            live = len(self._int_of)
-            if live == 0:
-                return [[] for _ in range(len(matrix))]
-            fetch = min(k + len(self._dead), self._faiss.ntotal)
-            scores, ids = self._faiss.search(matrix, fetch)
-            results: list[list[tuple[str, float]]] = []
-            for score_row, id_row in zip(scores, ids, strict=True):
-                hits = [
-                    (self._doc_of[int(i)], float(s))
-                    for s, i in zip(score_row, id_row, strict=True)
-                    if i >= 0 and int(i) in self._doc_of
-                ]
-                results.append(hits[:k])
-            return results
-
-    def vectors(self, doc_ids: Sequence[str]) -> np.ndarray:
-        """Stored vectors of the given documents (KeyError names the first missing id)."""
-        with self._lock:
-            missing = [d for d in doc_ids if d not in self._int_of]
-            if missing:
-                raise KeyError(missing[0])
-            if not doc_ids:
-                return np.zeros((0, self.dimension), dtype=np.float32)
-            return np.vstack([self._vector_of[self._int_of[d]] for d in doc_ids])
-
-    def snapshot(self) -> tuple[faiss.Index, list[int], list[str], list[str], np.ndarray, list[int], int]:
-        """A consistent copy of the state for persistence (see indexes.bundle)."""
-        with self._lock:
-            int_ids = sorted(self._vector_of)
-            return (
-                faiss.clone_index(self._faiss),
-                int_ids,
-                [self._doc_of[i] for i in int_ids],
-                [self._hash_of[self._doc_of[i]] for i in int_ids],
-                self._stored_matrix_locked(),
-                sorted(self._dead),
-                self._next_id,
-            )
+    vectors: np.ndarray
+    ids: np.ndarray
+    alive: np.ndarray
+    sorted_ids: np.ndarray
+    order: np.ndarray
+    ann: faiss.Index | None = None
+    structure: str = "flat"
+    source: Path | None = None  # the snapshot generation these rows were mapped from
 
     @classmethod
-    def restore(
-        cls,
-        dimension: int,
-        factory: str,
-        faiss_index: faiss.Index,
-        int_ids: Sequence[int],
-        doc_ids: Sequence[str],
-        text_hashes: Sequence[str],
-        vectors: np.ndarray,
-        dead: Sequence[int],
-        next_id: int,
-    ) -> VectorIndex:
-        """Rebuild an index object from persisted parts, without re-encoding anything."""
-        index = cls(dimension, factory)
-        index._faiss = faiss_index
-        for int_id, doc_id, digest, row in zip(int_ids, doc_ids, text_hashes, vectors, strict=True):
-            index._int_of[doc_id] = int(int_id)
-            index._doc_of[int(int_id)] = doc_id
-            index._hash_of[doc_id] = digest
-            index._vector_of[int(int_id)] = np.asarray(row, dtype=np.float32)
-        index._dead = {int(i) for i in dead}
-        index._next_id = int(next_id)
-        if faiss_index.ntotal != len(index._vector_of) + len(index._dead):
-            raise ValueError("faiss index size does not match the stored ids")
-        return index
+    def empty(cls, dimension: int) -> Base:
+        """A base with no rows."""
+        no_ids = np.zeros(0, dtype=np.int64)
+        return cls(np.zeros((0, dimension), np.float32), no_ids, np.zeros(0, bool), no_ids, no_ids)
+
+    def rows_of(self, doc_id: int) -> np.ndarray:
+        """Every base row holding this id (alive or not)."""
+        left = np.searchsorted(self.sorted_ids, doc_id, side="left")
+        right = np.searchsorted(self.sorted_ids, doc_id, side="right")
+        return np.asarray(self.order[left:right])
+
+
+@dataclass
+class Delta:
+    """Rows added since the snapshot, with the sequence number of the change that wrote each."""
+
+    dimension: int
+    vectors: np.ndarray = field(init=False)
+    ids: np.ndarray = field(init=False)
+    seqs: np.ndarray = field(init=False)
+    alive: np.ndarray = field(init=False)
+    size: int = 0
+    row_of: dict[int, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.vectors = np.zeros((_INITIAL_CAPACITY, self.dimension), np.float32)
+        self.ids = np.zeros(_INITIAL_CAPACITY, np.int64)
+        self.seqs = np.zeros(_INITIAL_CAPACITY, np.int64)
+        self.alive = np.zeros(_INITIAL_CAPACITY, bool)
+
+    def append(self, doc_id: int, vector: np.ndarray, seq: int) -> None:
+        """Add a row (growing the arrays geometrically, so appends cost O(1) amortized)."""
+        if self.size == len(self.ids):
+            capacity = 2 * len(self.ids)
+            self.vectors = np.resize(self.vectors, (capacity, self.dimension))
+            self.ids, self.seqs, self.alive = (
+                np.resize(a, capacity) for a in (self.ids, self.seqs, self.alive)
+            )
+            self.alive[self.size :] = False
+        row = self.size
+        self.vectors[row], self.ids[row], self.seqs[row], self.alive[row] = vector, doc_id, seq, True
+        self.row_of[doc_id] = row
+        self.size += 1
+
+
+class VectorIndex:
+    """Search and update one corpus's vectors; ids are database document ids."""
+
+    def __init__(self, dimension: int, spec: IndexSpec | None = None, base: Base | None = None) -> None:
+        self.dimension = dimension
+        self.spec = spec or IndexSpec()
+        self.base = base or Base.empty(dimension)
+        self.delta = Delta(dimension)
+        # Deletes since the snapshot of ids that were in the base: id -> seq (replayed onto a new base).
+        self.deleted: dict[int, int] = {}
+        self.hwm = 0
+        self._lock = SharedExclusiveLock()
+
+    def __len__(self) -> int:
+        with self._lock.shared():
+            return int(self.base.alive.sum()) + len(self.delta.row_of)
+
+    def __contains__(self, doc_id: object) -> bool:
+        with self._lock.shared():
+            return isinstance(doc_id, int) and self._locate(doc_id) is not None
+
+    def _locate(self, doc_id: int) -> tuple[str, int] | None:
+        row = self.delta.row_of.get(doc_id)
+        if row is not None:
+            return "delta", row
+        for base_row in self.base.rows_of(doc_id).tolist():
+            if self.base.alive[base_row]:
+                return "base", int(base_row)
+        return None
+
+    def _kill(self, doc_id: int) -> bool:
+        place = self._locate(doc_id)
+        if place is None:
+            return False
+        part, row = place
+        if part == "delta":
+            self.delta.alive[row] = False
+            del self.delta.row_of[doc_id]
+        else:
+            self.base.alive[row] = False
+        return True
+
+    def apply(
+        self,
+        upserts: Sequence[tuple[int, np.ndarray, int]] = (),
+        deletes: Sequence[tuple[int, int]] = (),
+        hwm: int | None = None,
+    ) -> None:
+        """Apply (id, vector, seq) upserts and (id, seq) deletes in seq order; then raise the mark."""
+        operations: list[tuple[int, int, int, np.ndarray | None]]
+        operations = [(seq, 0, doc_id, None) for doc_id, seq in deletes]
+        operations += [(seq, 1, doc_id, vector) for doc_id, vector, seq in upserts]
+        operations.sort(key=lambda op: (op[0], op[1]))  # a delete and an upsert at one seq: delete first
+        with self._lock.exclusive():
+            for seq, _, doc_id, vector in operations:
+                if self._kill(doc_id):
+                    # The version that existed before `seq` is gone: a snapshot taken earlier holds it,
+                    # so rebasing onto that snapshot must drop it again.
+                    self.deleted[doc_id] = max(seq, self.deleted.get(doc_id, 0))
+                if vector is None:
+                    continue
+                row = normalize_rows(np.asarray(vector).reshape(1, -1))[0]
+                if row.shape[0] != self.dimension:
+                    raise ValueError(f"vector has dimension {row.shape[0]}, index has {self.dimension}")
+                self.delta.append(doc_id, row, seq)
+            if hwm is not None:
+                self.hwm = max(self.hwm, hwm)
+
+    def changes_after(self, seq: int) -> tuple[list[tuple[int, np.ndarray, int]], list[tuple[int, int]]]:
+        """Live delta rows and base deletions written after `seq` (what a new snapshot at `seq` lacks)."""
+        with self._lock.shared():
+            delta = self.delta
+            rows = [r for r in delta.row_of.values() if delta.seqs[r] > seq]
+            upserts = [(int(delta.ids[r]), delta.vectors[r].copy(), int(delta.seqs[r])) for r in rows]
+            deletes = [(doc_id, s) for doc_id, s in self.deleted.items() if s > seq]
+            return upserts, deletes
+
+    def sealed_rows(self, compact: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+        """What a new snapshot holds: (vectors, ids, alive, hwm, rows appended after the old base).
+
+        Compacted, it keeps live rows only; otherwise it keeps every base row (dead ones marked) and
+        appends the live delta rows, so an ANN structure over the old base can be extended, not rebuilt.
+        """
+        with self._lock.shared():
+            base, delta = self.base, self.delta
+            rows = sorted(delta.row_of.values())
+            if compact:
+                vectors = np.concatenate([np.asarray(base.vectors[base.alive]), delta.vectors[rows]])
+                ids = np.concatenate([np.asarray(base.ids[base.alive]), delta.ids[rows]])
+                alive = np.ones(len(ids), dtype=bool)
+            else:
+                vectors = np.concatenate([np.asarray(base.vectors), delta.vectors[rows]])
+                ids = np.concatenate([np.asarray(base.ids), delta.ids[rows]])
+                alive = np.concatenate([base.alive, np.ones(len(rows), dtype=bool)])
+            return vectors.astype(np.float32, copy=False), ids.astype(np.int64), alive, self.hwm, len(rows)
+
+    def dead_fraction(self) -> float:
+        """Share of base rows that are dead (superseded or deleted)."""
+        with self._lock.shared():
+            return float(1 - self.base.alive.mean()) if len(self.base.alive) else 0.0
+
+    def vectors(self, doc_ids: Sequence[int]) -> np.ndarray:
+        """Stored vectors of the given ids, in order (KeyError names the first missing id)."""
+        with self._lock.shared():
+            out = np.zeros((len(doc_ids), self.dimension), np.float32)
+            for position, doc_id in enumerate(doc_ids):
+                place = self._locate(int(doc_id))
+                if place is None:
+                    raise KeyError(doc_id)
+                part, row = place
+                out[position] = self.delta.vectors[row] if part == "delta" else self.base.vectors[row]
+            return out
+
+    def search(self, queries: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+        """Top-k (id, cosine) per query, best first, over live rows only."""
+        matrix = normalize_rows(queries)
+        with self._lock.shared():
+            scores, ids = self._base_hits(matrix, k)
+            delta = self.delta
+            if delta.row_of:
+                rows = np.fromiter(delta.row_of.values(), np.int64, len(delta.row_of))
+                delta_scores = delta.vectors[rows] @ matrix.T
+                scores = np.concatenate([scores, delta_scores.T], axis=1)
+                ids = np.concatenate(
+                    [ids, np.broadcast_to(delta.ids[rows], (len(matrix), len(rows)))], axis=1
+                )
+        return [_top(score_row, id_row, k) for score_row, id_row in zip(scores, ids, strict=True)]
+
+    def _base_hits(self, matrix: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        base = self.base
+        if not len(base.ids):
+            return np.zeros((len(matrix), 0), np.float32), np.zeros((len(matrix), 0), np.int64)
+        if base.ann is not None:
+            scores, rows = ann_search(base.ann, self.spec, matrix, min(k, len(base.ids)), base.alive)
+            found = rows >= 0
+            ids = np.where(found, base.ids[np.maximum(rows, 0)], -1)
+            return np.where(found, scores, -np.inf).astype(np.float32), ids
+        scores = (matrix @ np.asarray(base.vectors).T).astype(np.float32, copy=False)
+        if not base.alive.all():
+            scores[:, ~base.alive] = -np.inf
+        keep = min(k, scores.shape[1])
+        top = np.argpartition(-scores, keep - 1, axis=1)[:, :keep]
+        return np.take_along_axis(scores, top, axis=1), base.ids[top]
+
+
+def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]:
+    valid = np.isfinite(scores) & (ids >= 0)
+    scores, ids = scores[valid], ids[valid]
+    keep = min(k, len(scores))
+    if keep == 0:
+        return []
+    top = np.argpartition(-scores, keep - 1)[:keep]
+    # Best first; equal scores by id so that results never depend on storage order.
+    ordered = sorted(top.tolist(), key=lambda i: (-float(scores[i]), int(ids[i])))
+    return [(int(ids[i]), float(scores[i])) for i in ordered]

@@ -12,6 +12,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from pairank.tiny import build_tiny_model
+from tests.process_helpers import Server, ServerFactory
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
 
@@ -55,3 +56,29 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         with admin.begin() as connection:
             connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
         admin.dispose()
+
+
+@pytest.fixture
+def start_server(
+    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path
+) -> Iterator[ServerFactory]:
+    """Start servers on one data dir and database (keyword arguments: more PAIRANK_* settings)."""
+    env = {
+        **os.environ,
+        "PAIRANK_DATA_DIR": str(tmp_path / "data"),
+        "PAIRANK_DATABASE_URL": database_url,
+        "PAIRANK_MODEL": str(tiny_model_dir),
+        "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
+        "PAIRANK_ADMIN_API_KEY": "k",
+    }
+    started: list[Server] = []
+
+    def start(**settings: str) -> Server:
+        extra = {f"PAIRANK_{key.upper()}": value for key, value in settings.items()}
+        started.append(Server({**env, **extra}))
+        return started[-1]
+
+    yield start
+    for server in started:
+        if server.process.poll() is None:
+            server.kill()

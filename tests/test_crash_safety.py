@@ -2,82 +2,19 @@
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import socket
-import subprocess
-import sys
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from app.services.recovery import INTERRUPTED
+from tests.process_helpers import ServerFactory
 
 KEY = {"X-API-Key": "k"}
 _VOCABULARY = "moon landing vaccine autism bleach covid shark highway earth flat carrot vision tower signal"
 WORDS = _VOCABULARY.split()
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Server:
-    """`pairank serve` in its own process, as an operator runs it."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.port = _free_port()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "pairank.cli", "serve", "--port", str(self.port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=120)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "server exited during start-up"
-            try:
-                if self.http.get("/ready").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-        raise AssertionError("server never became ready")
-
-    def kill(self, sig: int = signal.SIGKILL) -> None:
-        self.process.send_signal(sig)
-        self.process.wait(30)
-        self.http.close()
-
-
-@pytest.fixture
-def start_server(tmp_path: Path, database_url: str, tiny_model_dir: Path) -> Iterator[Callable[[], Server]]:
-    """Start servers on one data dir and database; any still running at teardown are killed."""
-    env = {
-        **os.environ,
-        "PAIRANK_DATA_DIR": str(tmp_path / "data"),
-        "PAIRANK_DATABASE_URL": database_url,
-        "PAIRANK_MODEL": str(tiny_model_dir),
-        "PAIRANK_ADMIN_API_KEY": "k",
-    }
-    started: list[Server] = []
-
-    def start() -> Server:
-        started.append(Server(env))
-        return started[-1]
-
-    yield start
-    for server in started:
-        if server.process.poll() is None:
-            server.kill()
 
 
 def _text(i: int) -> str:
@@ -97,7 +34,7 @@ def _check_consistent(http: httpx.Client, count: int) -> str:
     return models.pop()
 
 
-def test_kill_9_during_index_build_then_restart(start_server: Callable[[], Server]) -> None:
+def test_kill_9_during_index_build_then_restart(start_server: ServerFactory) -> None:
     count = 6000
     server = start_server()
     http = server.http

@@ -7,10 +7,12 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     CheckConstraint,
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     String,
     Text,
@@ -44,6 +46,10 @@ class Corpus(Base):
     duplicate_threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
     threshold_model: Mapped[str | None] = mapped_column(String(300), nullable=True)
     calibration: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Highest change-log sequence number of this corpus: workers compare it with their indexes' marks.
+    change_seq: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0, server_default="0")
+    # The search structure requested at creation (indexes.spec.IndexSpec); null means automatic.
+    index_spec: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
@@ -75,6 +81,35 @@ class Document(Base):
     )
 
     corpus: Mapped[Corpus] = relationship(back_populates="documents")
+
+
+CHANGE_OPS = ("upsert", "delete")
+
+
+class DocumentChange(Base):
+    """One entry of the change log: a document's text was inserted or replaced, or it was deleted.
+
+    Written in the same transaction as the document itself, under the corpus row's lock, so within a
+    corpus the sequence order is the commit order: a reader that has applied everything up to N never
+    misses a change numbered below N. Metadata-only updates are not logged (no vector changes).
+    """
+
+    __tablename__ = "document_changes"
+    __table_args__ = (
+        CheckConstraint("op IN ('upsert', 'delete')", name="ck_document_changes_op"),
+        Index("ix_document_changes_corpus_seq", "corpus_id", "seq"),
+        {"sqlite_autoincrement": True},
+    )
+
+    seq: Mapped[int] = mapped_column(
+        BigInteger().with_variant(Integer(), "sqlite"), primary_key=True, autoincrement=True
+    )
+    corpus_id: Mapped[int] = mapped_column(ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    document_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    external_id: Mapped[str] = mapped_column(String(256), nullable=False)
+    op: Mapped[str] = mapped_column(String(8), nullable=False)
+    text_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
 
 
 EVALUATION_STATUSES = ("queued", "running", "succeeded", "failed")

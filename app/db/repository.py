@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
-from app.db.models import Corpus, Document, utcnow
+from app.db.models import Corpus, Document, DocumentChange, utcnow
+
+CHANGES_CHANNEL = "pairank_changes"
 
 
 @dataclass(frozen=True)
@@ -23,22 +24,38 @@ class DocumentInput:
     metadata: dict[str, Any] | None
 
 
+@dataclass(frozen=True)
+class CorpusMark:
+    """A corpus's id, name and change mark: what a worker compares with its index's mark."""
+
+    id: int
+    name: str
+    change_seq: int
+
+
 class CorpusRepository:
     """Queries on the corpora table."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
 
-    def add(self, name: str, kind: str, description: str | None) -> Corpus:
+    def add(
+        self, name: str, kind: str, description: str | None, index_spec: dict[str, Any] | None = None
+    ) -> Corpus:
         """Insert a corpus; the caller's transaction surfaces a unique-name violation."""
-        corpus = Corpus(name=name, kind=kind, description=description)
+        corpus = Corpus(name=name, kind=kind, description=description, index_spec=index_spec)
         self.session.add(corpus)
         self.session.flush()
         return corpus
 
-    def get(self, name: str) -> Corpus | None:
-        """The corpus with this name, or None."""
-        return self.session.scalar(select(Corpus).where(Corpus.name == name))
+    def get(self, name: str, *, lock: bool = False) -> Corpus | None:
+        """The corpus with this name, or None; `lock` holds its row until commit (serializes writers)."""
+        query = select(Corpus).where(Corpus.name == name)
+        return self.session.scalar(query.with_for_update() if lock else query)
+
+    def get_by_id(self, corpus_id: int) -> Corpus | None:
+        """The corpus with this database id, or None."""
+        return self.session.get(Corpus, corpus_id)
 
     def list_with_counts(self) -> list[tuple[Corpus, int]]:
         """Every corpus with its document count, by name."""
@@ -54,9 +71,10 @@ class CorpusRepository:
         )
         return [(corpus, int(count)) for corpus, count in rows]
 
-    def change_stamps(self) -> dict[str, datetime]:
-        """Corpus name -> last change time (every document write touches it)."""
-        return {name: stamp for name, stamp in self.session.execute(select(Corpus.name, Corpus.updated_at))}
+    def marks(self) -> list[CorpusMark]:
+        """Every corpus's id, name and change mark: one cheap query per sync, whatever the corpus sizes."""
+        rows = self.session.execute(select(Corpus.id, Corpus.name, Corpus.change_seq))
+        return [CorpusMark(int(i), str(n), int(s)) for i, n, s in rows]
 
     def count_documents(self, corpus: Corpus) -> int:
         """Number of documents in a corpus."""
@@ -65,13 +83,57 @@ class CorpusRepository:
         )
 
     def delete(self, corpus: Corpus) -> None:
-        """Delete a corpus and (by cascade) its documents."""
+        """Delete a corpus and (by cascade) its documents and change log."""
+        self.session.execute(delete(DocumentChange).where(DocumentChange.corpus_id == corpus.id))
         self.session.execute(delete(Document).where(Document.corpus_id == corpus.id))
         self.session.delete(corpus)
 
     def touch(self, corpus: Corpus) -> None:
         """Mark a corpus as changed now."""
         corpus.updated_at = utcnow()
+
+
+class ChangeLog:
+    """The document change log of one corpus: written with each document write, read by index followers."""
+
+    def __init__(self, session: Session, corpus: Corpus) -> None:
+        self.session = session
+        self.corpus = corpus
+
+    def record(self, changes: Sequence[tuple[Document, str]]) -> int:
+        """Log (document, op) changes; moves the corpus's mark and wakes followers. Returns the new mark."""
+        if not changes:
+            return int(self.corpus.change_seq)
+        rows = [
+            DocumentChange(
+                corpus_id=self.corpus.id,
+                document_id=document.id,
+                external_id=document.external_id,
+                op=op,
+                text_sha256=document.text_sha256 if op == "upsert" else None,
+            )
+            for document, op in changes
+        ]
+        self.session.add_all(rows)
+        self.session.flush()
+        self.corpus.change_seq = max(int(self.corpus.change_seq), *(int(row.seq) for row in rows))
+        if self.session.get_bind().dialect.name == "postgresql":
+            # Delivered at commit to every worker LISTENing; they poll as well, so a lost one is harmless.
+            self.session.execute(
+                text("SELECT pg_notify(:channel, :payload)"),
+                {"channel": CHANGES_CHANNEL, "payload": str(self.corpus.id)},
+            )
+        return int(self.corpus.change_seq)
+
+    def since(self, seq: int, limit: int = 10_000) -> list[DocumentChange]:
+        """Changes after `seq`, oldest first, at most `limit` of them."""
+        query = (
+            select(DocumentChange)
+            .where(DocumentChange.corpus_id == self.corpus.id, DocumentChange.seq > seq)
+            .order_by(DocumentChange.seq)
+            .limit(limit)
+        )
+        return list(self.session.scalars(query))
 
 
 class DocumentRepository:
@@ -99,43 +161,84 @@ class DocumentRepository:
             found.update({row.external_id: row for row in rows})
         return found
 
-    def upsert(self, documents: Iterable[DocumentInput], existing: dict[str, Document]) -> tuple[int, int]:
-        """Insert new documents and update changed ones; returns (inserted, updated)."""
+    def by_ids(self, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """Database id -> (external id, text) for the given ids (missing ids are absent)."""
+        found: dict[int, tuple[str, str]] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for start in range(0, len(unique), 500):
+            rows = self.session.execute(
+                select(Document.id, Document.external_id, Document.text).where(
+                    Document.corpus_id == self.corpus.id, Document.id.in_(unique[start : start + 500])
+                )
+            )
+            found.update({int(pk): (external_id, body) for pk, external_id, body in rows})
+        return found
+
+    def ids_of(self, external_ids: Sequence[str]) -> dict[str, int]:
+        """External id -> database id for the documents that exist."""
+        return {key: int(row.id) for key, row in self.get_many(external_ids).items()}
+
+    def upsert(
+        self, documents: Iterable[DocumentInput], existing: dict[str, Document]
+    ) -> tuple[int, int, list[Document]]:
+        """Insert new documents and update changed ones, logging text changes.
+
+        Returns (inserted, updated, documents whose text is new or changed).
+        """
         inserted = updated = 0
+        changed: list[Document] = []
         for item in documents:
             row = existing.get(item.external_id)
             if row is None:
-                self.session.add(
-                    Document(
-                        corpus_id=self.corpus.id,
-                        external_id=item.external_id,
-                        text=item.text,
-                        text_sha256=item.text_sha256,
-                        meta=item.metadata,
-                    )
+                row = Document(
+                    corpus_id=self.corpus.id,
+                    external_id=item.external_id,
+                    text=item.text,
+                    text_sha256=item.text_sha256,
+                    meta=item.metadata,
                 )
+                self.session.add(row)
+                changed.append(row)
                 inserted += 1
             elif row.text_sha256 != item.text_sha256 or row.meta != item.metadata:
+                if row.text_sha256 != item.text_sha256:
+                    changed.append(row)
                 row.text, row.text_sha256, row.meta = item.text, item.text_sha256, item.metadata
                 row.updated_at = utcnow()
                 updated += 1
         self.session.flush()
-        return inserted, updated
+        ChangeLog(self.session, self.corpus).record([(row, "upsert") for row in changed])
+        return inserted, updated, changed
 
-    def delete(self, document: Document) -> None:
-        """Delete one document."""
+    def delete(self, document: Document) -> int:
+        """Delete one document, leaving a tombstone in the change log; returns the new mark."""
+        mark = ChangeLog(self.session, self.corpus).record([(document, "delete")])
         self.session.delete(document)
+        return mark
 
-    def hashes(self) -> dict[str, str]:
-        """External id -> text hash for the whole corpus (cheap: no texts are read)."""
-        rows = self.session.execute(
-            select(Document.external_id, Document.text_sha256).where(Document.corpus_id == self.corpus.id)
-        )
-        return {external_id: digest for external_id, digest in rows}
+    def external_ids(self) -> set[str]:
+        """Every external id of the corpus."""
+        rows = self.session.scalars(select(Document.external_id).where(Document.corpus_id == self.corpus.id))
+        return set(rows)
 
     def texts(self, external_ids: Sequence[str]) -> dict[str, str]:
         """External id -> text for the given ids."""
         return {key: row.text for key, row in self.get_many(external_ids).items()}
+
+    def iter_indexable(self, batch_size: int = 1000) -> Iterator[list[tuple[int, str]]]:
+        """All (database id, text) pairs of the corpus in batches, in id order (keyset paging)."""
+        last_id = 0
+        while True:
+            rows = self.session.execute(
+                select(Document.id, Document.text)
+                .where(Document.corpus_id == self.corpus.id, Document.id > last_id)
+                .order_by(Document.id)
+                .limit(batch_size)
+            ).all()
+            if not rows:
+                return
+            last_id = rows[-1][0]
+            yield [(int(pk), body) for pk, body in rows]
 
     def iter_texts(self, batch_size: int = 1000) -> Iterator[list[tuple[str, str]]]:
         """All (external id, text) pairs of the corpus in batches, in id order."""
@@ -150,4 +253,4 @@ class DocumentRepository:
             if not rows:
                 return
             last_id = rows[-1][0]
-            yield [(external_id, text) for _, external_id, text in rows]
+            yield [(external_id, body) for _, external_id, body in rows]

@@ -9,7 +9,7 @@ import numpy as np
 
 from app.db.engine import transaction
 from app.db.models import utcnow
-from app.db.repository import CorpusRepository
+from app.db.repository import CorpusRepository, DocumentRepository
 from app.services.corpora import corpus_not_found
 from app.services.errors import InvalidInputError, NotFoundError
 from app.services.limits import check_count, check_text
@@ -60,12 +60,14 @@ class CalibrationService:
                 "pairs: need at least one duplicate (label 1) and one non-duplicate (0)", "pairs"
             )
         state = self.runtime.state()
-        index = state.indexes.get(corpus_name)
-        with self.runtime.sessions() as session:
-            if CorpusRepository(session).get(corpus_name) is None:
-                raise corpus_not_found(corpus_name)
+        opened = state.indexes.get(corpus_name)
         stored_ids = [p.document_id for p in pairs if p.document_id is not None]
-        missing = [doc_id for doc_id in dict.fromkeys(stored_ids) if doc_id not in index]
+        with self.runtime.sessions() as session:
+            corpus = CorpusRepository(session).get(corpus_name)
+            if corpus is None:
+                raise corpus_not_found(corpus_name)
+            database_ids = DocumentRepository(session, corpus).ids_of(stored_ids)
+        missing = [doc_id for doc_id in dict.fromkeys(stored_ids) if doc_id not in database_ids]
         if missing:
             raise NotFoundError(f"pairs: document ids not in corpus {corpus_name!r}: {missing[:10]}", "pairs")
         texts = list(
@@ -73,7 +75,8 @@ class CalibrationService:
         )
         row_of = {text: row for row, text in enumerate(texts)}
         encoded = state.encoder.encode_bulk(texts, label="calibration pairs")
-        stored = dict(zip(stored_ids, index.vectors(stored_ids), strict=True)) if stored_ids else {}
+        stored_vectors = state.indexes.vectors_of(opened, [database_ids[d] for d in stored_ids])
+        stored = dict(zip(stored_ids, stored_vectors, strict=True)) if stored_ids else {}
         scores = np.array(
             [
                 float(

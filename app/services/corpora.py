@@ -13,9 +13,11 @@ from app.db.models import Corpus, Document
 from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
 from app.services.encoder import text_sha256
 from app.services.errors import ConflictError, InvalidInputError, NotFoundError
+from app.services.index_store import CorpusIndex
 from app.services.limits import check_count, check_text
 from app.services.runtime import Runtime, ServingState
-from indexes.bundle import delete_corpus_bundles
+from indexes.snapshot import delete_corpus_snapshots
+from indexes.spec import IndexSpec
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class CorpusInfo:
     updated_at: datetime
     duplicate_threshold: float | None = None
     threshold_model: str | None = None
+    index: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ def _corpus_info(corpus: Corpus, count: int) -> CorpusInfo:
         corpus.updated_at,
         corpus.duplicate_threshold,
         corpus.threshold_model,
+        corpus.index_spec,
     )
 
 
@@ -78,6 +82,11 @@ def corpus_not_found(name: str) -> NotFoundError:
     return NotFoundError(f"corpus {name!r} does not exist", field="name")
 
 
+def document_not_found(name: str, doc_id: str) -> NotFoundError:
+    """The error for an unknown document id."""
+    return NotFoundError(f"document {doc_id!r} does not exist in corpus {name!r}", field="id")
+
+
 class CorpusService:
     """Corpora and documents, keeping the database and the corpus indexes in step."""
 
@@ -85,14 +94,24 @@ class CorpusService:
         self.runtime = runtime
         self.settings = runtime.settings
 
-    def create_corpus(self, name: str, kind: str, description: str | None) -> CorpusInfo:
-        """Create an empty corpus; ConflictError when the name is taken."""
+    def create_corpus(
+        self, name: str, kind: str, description: str | None, index: dict[str, Any] | None = None
+    ) -> CorpusInfo:
+        """Create an empty corpus (with an optional index spec); ConflictError when the name is taken."""
+        spec = None
+        if index is not None:
+            try:
+                parsed = IndexSpec.from_dict(index)
+                parsed.validate()
+            except (TypeError, ValueError) as error:
+                raise InvalidInputError(str(error), "index") from error
+            spec = parsed.to_dict()
         try:
             with transaction(self.runtime.sessions) as session:
                 repository = CorpusRepository(session)
                 if repository.get(name) is not None:
                     raise ConflictError(f"corpus {name!r} already exists", field="name")
-                corpus = repository.add(name, kind, description)
+                corpus = repository.add(name, kind, description, spec)
         except IntegrityError as error:  # a concurrent create won the race for the unique name
             raise ConflictError(f"corpus {name!r} already exists", field="name") from error
         return _corpus_info(corpus, 0)
@@ -112,18 +131,19 @@ class CorpusService:
             return _corpus_info(corpus, repository.count_documents(corpus))
 
     def delete_corpus(self, name: str) -> None:
-        """Delete a corpus, its documents and its index bundles."""
+        """Delete a corpus, its documents, its change log and its index snapshots."""
         with self.runtime.write_gate.shared():
             with transaction(self.runtime.sessions) as session:
                 repository = CorpusRepository(session)
-                corpus = repository.get(name)
+                corpus = repository.get(name, lock=True)
                 if corpus is None:
                     raise corpus_not_found(name)
+                corpus_id = corpus.id
                 repository.delete(corpus)
             if self.runtime.is_ready():
-                self.runtime.state().indexes.drop(name)
+                self.runtime.state().indexes.drop(corpus_id)
             else:
-                delete_corpus_bundles(self.settings.index_dir, name)
+                delete_corpus_snapshots(self.settings.index_dir, corpus_id)
 
     def upsert_documents(
         self, name: str, documents: list[tuple[str, str, dict[str, Any] | None]]
@@ -142,30 +162,49 @@ class CorpusService:
         # Shared write gate first, then the state: a model swap can never slip between the two.
         with self.runtime.write_gate.shared():
             state = self.runtime.state()
-            return self._upsert_locked(name, inputs, state)
+            opened = state.indexes.get(name)
+            with opened.lock:
+                return self._upsert_locked(name, inputs, state, opened)
 
-    def _upsert_locked(self, name: str, inputs: list[DocumentInput], state: ServingState) -> UpsertCounts:
-        with state.indexes.write_lock(name):
-            with transaction(self.runtime.sessions) as session:
-                corpus = CorpusRepository(session).get(name)
-                if corpus is None:
-                    raise corpus_not_found(name)
-                repository = DocumentRepository(session, corpus)
-                existing = repository.get_many([item.external_id for item in inputs])
-                indexed = state.indexes.get(name).hashes()
-                # Encode before writing: a model failure must leave the database untouched.
-                to_encode = [item for item in inputs if indexed.get(item.external_id) != item.text_sha256]
-                vectors = state.encoder.encode_bulk(
-                    [item.text for item in to_encode], label=f"upsert into {name}"
-                )
-                inserted, updated = repository.upsert(inputs, existing)
-                if inserted or updated:
-                    CorpusRepository(session).touch(corpus)
-                total = CorpusRepository(session).count_documents(corpus)
-            state.indexes.apply_upsert(
-                name, [i.external_id for i in to_encode], [i.text_sha256 for i in to_encode], vectors
+    def _upsert_locked(
+        self, name: str, inputs: list[DocumentInput], state: ServingState, opened: CorpusIndex
+    ) -> UpsertCounts:
+        with transaction(self.runtime.sessions) as session:
+            corpus = CorpusRepository(session).get(name, lock=True)  # writers of one corpus take turns
+            if corpus is None:
+                raise corpus_not_found(name)
+            repository = DocumentRepository(session, corpus)
+            existing = repository.get_many([item.external_id for item in inputs])
+            to_encode = [
+                item
+                for item in inputs
+                if item.external_id not in existing
+                or existing[item.external_id].text_sha256 != item.text_sha256
+            ]
+            # Encode before writing: a model failure must leave the database untouched.
+            vectors = state.encoder.encode_bulk(
+                [item.text for item in to_encode], label=f"upsert into {name}"
             )
+            inserted, updated, changed = repository.upsert(inputs, existing)
+            if inserted or updated:
+                CorpusRepository(session).touch(corpus)
+            total = CorpusRepository(session).count_documents(corpus)
+            vector_of = {item.external_id: vector for item, vector in zip(to_encode, vectors, strict=True)}
+            known = {row.id: (row.text_sha256, vector_of[row.external_id]) for row in changed}
+        # Committed: the index follows the log (this write, and any other worker's before it).
+        state.indexes.catch_up(opened, known)
         return UpsertCounts(inserted, updated, len(inputs) - inserted - updated, total, state.model_version)
+
+    def index_status(self, name: str) -> dict[str, Any]:
+        """This worker's index of the corpus: structure, size, memory, checkpoint, recall."""
+        state = self.runtime.state()
+        opened = state.indexes.get(name)
+        with self.runtime.sessions() as session:
+            corpus = CorpusRepository(session).get(name)
+            if corpus is None:
+                raise corpus_not_found(name)
+            mark = int(corpus.change_seq)
+        return {"model": state.model_version, **state.indexes.describe(opened, mark)}
 
     def get_document(self, name: str, doc_id: str) -> DocumentInfo:
         """One document by id."""
@@ -175,24 +214,25 @@ class CorpusService:
                 raise corpus_not_found(name)
             document = DocumentRepository(session, corpus).get(doc_id)
             if document is None:
-                raise NotFoundError(f"document {doc_id!r} does not exist in corpus {name!r}", field="id")
+                raise document_not_found(name, doc_id)
             return _document_info(document)
 
     def delete_document(self, name: str, doc_id: str) -> None:
         """Delete one document and its vector."""
         with self.runtime.write_gate.shared():
-            self._delete_document_locked(name, doc_id, self.runtime.state())
-
-    def _delete_document_locked(self, name: str, doc_id: str, state: ServingState) -> None:
-        with state.indexes.write_lock(name):
-            with transaction(self.runtime.sessions) as session:
-                corpus = CorpusRepository(session).get(name)
-                if corpus is None:
-                    raise corpus_not_found(name)
-                repository = DocumentRepository(session, corpus)
-                document = repository.get(doc_id)
-                if document is None:
-                    raise NotFoundError(f"document {doc_id!r} does not exist in corpus {name!r}", field="id")
-                repository.delete(document)
-                CorpusRepository(session).touch(corpus)
-            state.indexes.apply_remove(name, [doc_id])
+            state = self.runtime.state()
+            opened = state.indexes.get(name)
+            with opened.lock:
+                with transaction(self.runtime.sessions) as session:
+                    corpus = CorpusRepository(session).get(name, lock=True)
+                    if corpus is None:
+                        raise corpus_not_found(name)
+                    repository = DocumentRepository(session, corpus)
+                    document = repository.get(doc_id)
+                    if document is None:
+                        raise NotFoundError(
+                            f"document {doc_id!r} does not exist in corpus {name!r}", field="id"
+                        )
+                    repository.delete(document)
+                    CorpusRepository(session).touch(corpus)
+                state.indexes.catch_up(opened)

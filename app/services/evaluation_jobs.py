@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.repository import CorpusRepository, DocumentRepository
 from app.services.runtime import ServingState
 from evaluation.datasets import BeirDataset
 from evaluation.metrics import DEFAULT_CUTOFFS, RankingReport, evaluate_ranking
@@ -50,31 +52,43 @@ class EvaluationSpec:
         )
 
 
-def _corpus_run(state: ServingState, spec: EvaluationSpec) -> Run:
+def _corpus_run(state: ServingState, sessions: sessionmaker[Session], spec: EvaluationSpec) -> Run:
     # Rank with the live index, so the numbers are those of what the service actually returns.
     assert spec.corpus is not None
-    index = state.indexes.get(spec.corpus)
+    opened = state.indexes.get(spec.corpus)
     query_ids = list(spec.qrels)
     vectors = state.encoder.encode_bulk([spec.queries[q] for q in query_ids], label="evaluation queries")
+    with sessions() as session:
+        corpus = CorpusRepository(session).get(spec.corpus)
+        if corpus is None:
+            raise RuntimeError(f"corpus {spec.corpus!r} was deleted during the evaluation")
+        documents = DocumentRepository(session, corpus)
+        if spec.mode == "retrieval":
+            hits = opened.index.search(vectors, spec.top_k)
+            external = documents.by_ids([d for row in hits for d, _ in row])
+            return {
+                query_id: {external[d][0]: score for d, score in row if d in external}
+                for query_id, row in zip(query_ids, hits, strict=True)
+            }
+        database_ids = documents.ids_of([d for judged in spec.qrels.values() for d in judged])
     run: Run = {}
-    if spec.mode == "retrieval":
-        for query_id, hits in zip(query_ids, index.search(vectors, spec.top_k), strict=True):
-            run[query_id] = dict(hits)
-        return run
     for query_id, vector in zip(query_ids, vectors, strict=True):
-        candidates = [d for d in spec.qrels[query_id] if d in index]
-        scores = index.vectors(candidates) @ vector if candidates else np.zeros(0)
+        candidates = [d for d in spec.qrels[query_id] if d in database_ids]
+        matrix = state.indexes.vectors_of(opened, [database_ids[d] for d in candidates])
+        scores = matrix @ vector if candidates else np.zeros(0)
         run[query_id] = {d: float(s) for d, s in zip(candidates, scores, strict=True)}
     return run
 
 
-def compute_report(state: ServingState, spec: EvaluationSpec) -> RankingReport:
+def compute_report(
+    state: ServingState, sessions: sessionmaker[Session], spec: EvaluationSpec
+) -> RankingReport:
     """Rank every judged query (against the corpus index or the inline documents) and score the run."""
     if spec.documents is not None:
         dataset = BeirDataset(corpus=spec.documents, queries=spec.queries, qrels=spec.qrels)
         run = rank_beir(state.encoder.encode_bulk, dataset, spec.mode, top_k=spec.top_k)
     else:
-        run = _corpus_run(state, spec)
+        run = _corpus_run(state, sessions, spec)
     return evaluate_ranking(
         spec.qrels, run, relevance_level=spec.relevance_level, cutoffs=spec.cutoffs, metrics=spec.metrics
     )

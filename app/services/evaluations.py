@@ -99,7 +99,7 @@ class EvaluationService:
             corpus = CorpusRepository(session).get(name)
             if corpus is None:
                 raise corpus_not_found(name)
-            return set(DocumentRepository(session, corpus).hashes())
+            return DocumentRepository(session, corpus).external_ids()
 
     def submit(self, request: dict[str, Any]) -> EvaluationInfo:
         """Validate, record as queued and start in the background; returns the queued evaluation."""
@@ -122,7 +122,7 @@ class EvaluationService:
             row.status, row.started_at = "running", utcnow()
         try:
             state = self.runtime.state()
-            report = compute_report(state, spec)
+            report = compute_report(state, self.runtime.sessions, spec)
             outcome: dict[str, Any] = {
                 "status": "succeeded",
                 "model_version": state.model_version,

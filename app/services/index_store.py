@@ -1,158 +1,288 @@
-"""Per-corpus Faiss indexes for one model: loaded from bundles, reconciled with the database, persisted.
+"""This worker's corpus indexes for one model, kept in step with the database's change log.
 
-The database is the source of truth; an index bundle is a cache of its documents' vectors. At start-up
-each corpus's bundle is loaded when its manifest names the active model, then reconciled by text hash,
-so only documents that changed while the service was down (or a crash interrupted) are re-encoded.
+The database is the source of truth; an index is a cache of its documents' vectors. Opening a corpus
+maps its newest snapshot for the model and replays the change log after the snapshot's high-water mark
+(a full build happens only when no valid snapshot exists). Every write, by this worker or another one,
+is applied by reading the log after the index's mark: O(change), whatever the corpus size. Snapshots
+are written in the background (`checkpoint`), never on the write path.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import threading
-from collections.abc import Sequence
-from datetime import datetime
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.repository import CorpusRepository, DocumentRepository
-from app.services.encoder import Encoder
-from indexes.bundle import ModelIdentity, bundle_dir, delete_corpus_bundles, load_bundle, save_bundle
+from app.db.repository import ChangeLog, CorpusRepository, DocumentRepository
+from app.services.errors import NotFoundError
+from indexes.checkpoint import checkpoint, rebase
+from indexes.snapshot import ModelIdentity, delete_corpus_snapshots, load_snapshot, snapshot_dir
+from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
+_LOG_PAGE = 5000
+Encode = Callable[..., np.ndarray]
+KnownVectors = dict[int, tuple[str, np.ndarray]]  # document id -> (text hash, vector) encoded by a writer
+
+
+@dataclass
+class CorpusIndex:
+    """One corpus's index in this worker, with the lock that orders its writes and catch-ups."""
+
+    corpus_id: int
+    name: str
+    index: VectorIndex
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    changes_since_checkpoint: int = 0
+    last_checkpoint: datetime | None = None
+    last_checkpoint_seconds: float | None = None
+    recall_at_10: float | None = None
+    structure: str = "flat"
 
 
 class IndexStore:
-    """The indexes of every corpus for one encoder, with a write lock per corpus."""
+    """The indexes of every corpus for one encoder."""
 
-    def __init__(self, root: Path, encoder: Encoder, factory: str) -> None:
+    def __init__(self, root: Path, encoder: Any, sessions: sessionmaker[Session]) -> None:
         self.root = root
         self.encoder = encoder
-        self.factory = factory
+        self.sessions = sessions
         self.identity = ModelIdentity(
             model_id=encoder.spec.model_id,
             model_version=encoder.version,
             weights_sha256=encoder.spec.weights_sha256,
             dimension=encoder.dimension,
         )
-        self._indexes: dict[str, VectorIndex] = {}
-        self._write_locks: dict[str, threading.Lock] = {}
+        self._by_id: dict[int, CorpusIndex] = {}
         self._guard = threading.Lock()
-        self._seen_stamps: dict[str, datetime] = {}
+        self._opening: dict[int, threading.Lock] = {}
 
-    def write_lock(self, corpus: str) -> threading.Lock:
-        """The lock that serializes writes (database commit + index update) to one corpus."""
+    # --- opening ---------------------------------------------------------------------------------
+    def open_all(self) -> None:
+        """Open (map and replay, or build) the index of every corpus in the database."""
+        with self.sessions() as session:
+            marks = CorpusRepository(session).marks()
+        for mark in marks:
+            self._open(mark.id)
+
+    def get(self, name: str) -> CorpusIndex:
+        """The corpus's index, opened first if this worker has not opened it yet (never an empty stand-in)."""
+        with self.sessions() as session:
+            corpus = CorpusRepository(session).get(name)
+            if corpus is None:
+                raise NotFoundError(f"corpus {name!r} does not exist", field="name")
+            corpus_id = corpus.id
         with self._guard:
-            return self._write_locks.setdefault(corpus, threading.Lock())
+            opened = self._by_id.get(corpus_id)
+        return opened if opened is not None else self._open(corpus_id)
 
-    def get(self, corpus: str) -> VectorIndex:
-        """The corpus's index, empty if it has none yet."""
+    def opened(self) -> list[CorpusIndex]:
+        """The indexes this worker holds now."""
         with self._guard:
-            index = self._indexes.get(corpus)
-            if index is None:
-                index = self._indexes[corpus] = VectorIndex(self.identity.dimension, self.factory)
-            return index
+            return list(self._by_id.values())
 
-    def open_all(self, sessions: sessionmaker[Session]) -> None:
-        """Load or build the index of every corpus in the database."""
-        with sessions() as session:
-            names = [corpus.name for corpus, _ in CorpusRepository(session).list_with_counts()]
-        for name in names:
-            self.open_corpus(name, sessions)
-
-    def open_corpus(self, corpus: str, sessions: sessionmaker[Session]) -> VectorIndex:
-        """Load the corpus's bundle if it matches the model, then reconcile it with the database."""
-        folder = bundle_dir(self.root, corpus, self.identity)
-        loaded = load_bundle(folder, self.identity)
-        index = loaded or VectorIndex(self.identity.dimension, self.factory)
+    def _open(self, corpus_id: int) -> CorpusIndex:
         with self._guard:
-            self._indexes[corpus] = index
-        with self.write_lock(corpus):
-            changed = self._reconcile(corpus, index, sessions)
-            if changed or loaded is None:
-                self.persist(corpus)
+            gate = self._opening.setdefault(corpus_id, threading.Lock())
+        with gate:  # two requests for an unopened corpus: one opens it, the other waits and reuses it
+            with self._guard:
+                if corpus_id in self._by_id:
+                    return self._by_id[corpus_id]
+            opened = self._load_or_build(corpus_id)
+            with self._guard:
+                self._by_id[corpus_id] = opened
+            return opened
+
+    def _load_or_build(self, corpus_id: int) -> CorpusIndex:
+        with self.sessions() as session:
+            corpus = CorpusRepository(session).get_by_id(corpus_id)
+            if corpus is None:
+                raise NotFoundError(f"corpus {corpus_id} was deleted", field="name")
+            name, spec, mark = corpus.name, IndexSpec.from_dict(corpus.index_spec), int(corpus.change_seq)
+        started = time.monotonic()
+        snapshot = load_snapshot(snapshot_dir(self.root, corpus_id, self.identity), self.identity)
+        if snapshot is not None:
+            index = VectorIndex(self.identity.dimension, spec, snapshot.base)
+            index.hwm = snapshot.hwm
+            opened = CorpusIndex(corpus_id, name, index, structure=snapshot.base.structure)
+            opened.recall_at_10 = snapshot.manifest.get("recall_at_10")
+            opened.last_checkpoint = datetime.fromisoformat(snapshot.manifest["created_at"])
+            with opened.lock:
+                replayed = self._catch_up_locked(opened)
+            log.info("index %s: snapshot at %d mapped, %d changes replayed (%.2f s)", name, snapshot.hwm,
+                     replayed, time.monotonic() - started)  # fmt: skip
+            return opened
+        opened = CorpusIndex(corpus_id, name, self._build(corpus_id, name, spec, mark))
+        with opened.lock:
+            self._catch_up_locked(opened)
+        self.checkpoint(opened)  # so that the next start maps instead of re-encoding
         log.info(
-            "index %s: %d documents (%s, %d re-encoded)",
-            corpus,
-            len(index),
-            "loaded" if loaded is not None else "built",
-            changed,
+            "index %s: built from %d documents (%.1f s)", name, len(opened.index), time.monotonic() - started
         )
+        return opened
+
+    def _build(self, corpus_id: int, name: str, spec: IndexSpec, mark: int) -> VectorIndex:
+        # Everything up to `mark` is in the documents read below (read after it); later changes are
+        # replayed from the log afterwards, so a concurrent write is never lost.
+        index = VectorIndex(self.identity.dimension, spec)
+        with self.sessions() as session:
+            corpus = CorpusRepository(session).get_by_id(corpus_id)
+            if corpus is None:
+                raise NotFoundError(f"corpus {name!r} was deleted", field="name")
+            for batch in DocumentRepository(session, corpus).iter_indexable(batch_size=2048):
+                vectors = self.encoder.encode_bulk([body for _, body in batch], label=f"corpus {name}")
+                index.apply([(pk, vector, mark) for (pk, _), vector in zip(batch, vectors, strict=True)])
+        index.hwm = mark
         return index
 
-    def refresh_all(self, sessions: sessionmaker[Session]) -> None:
-        """Bring every index in step with the database: reconcile open ones, open new ones, drop deleted."""
-        with sessions() as session:
-            names = {corpus.name for corpus, _ in CorpusRepository(session).list_with_counts()}
-        with self._guard:
-            opened = set(self._indexes)
-        for name in opened - names:
-            self.drop(name)
-        for name in names - opened:
-            self.open_corpus(name, sessions)
-        for name in names & opened:
-            with self.write_lock(name):
-                if self._reconcile(name, self.get(name), sessions):
-                    self.persist(name)
+    # --- following the log ---------------------------------------------------------------------------
+    def catch_up(self, opened: CorpusIndex, known: KnownVectors | None = None) -> int:
+        """Apply every logged change after the index's mark; returns how many were applied."""
+        with opened.lock:
+            return self._catch_up_locked(opened, known)
 
-    def follow_database(self, sessions: sessionmaker[Session]) -> None:
-        """Apply writes made by other workers: reconcile every corpus whose change stamp moved.
+    def _catch_up_locked(self, opened: CorpusIndex, known: KnownVectors | None = None) -> int:
+        applied = 0
+        while True:
+            with self.sessions() as session:
+                corpus = CorpusRepository(session).get_by_id(opened.corpus_id)
+                if corpus is None:
+                    return applied
+                entries = ChangeLog(session, corpus).since(opened.index.hwm, _LOG_PAGE)
+                if not entries:
+                    return applied
+                final = {entry.document_id: entry for entry in entries}  # the last change per document
+                texts = DocumentRepository(session, corpus).by_ids(
+                    [d for d, e in final.items() if e.op == "upsert" and not _known(known, e)]
+                )
+            upserts, deletes = self._operations(opened.name, final, texts, known or {})
+            opened.index.apply(upserts, deletes, hwm=int(entries[-1].seq))
+            applied += len(entries)
+            opened.changes_since_checkpoint += len(entries)
+            if len(entries) < _LOG_PAGE:
+                return applied
 
-        Each worker keeps its own in-memory indexes; with several workers this makes their writes visible
-        to one another within one sync interval (the writing worker itself sees them at once).
-        """
-        with sessions() as session:
-            stamps = CorpusRepository(session).change_stamps()
-        with self._guard:
-            gone = [name for name in self._indexes if name not in stamps]
-            for name in gone:
-                self._indexes.pop(name, None)
-        for name, stamp in stamps.items():
-            if self._seen_stamps.get(name) == stamp:
+    def _operations(
+        self, name: str, final: dict[int, Any], texts: dict[int, tuple[str, str]], known: KnownVectors
+    ) -> tuple[list[tuple[int, np.ndarray, int]], list[tuple[int, int]]]:
+        deletes = [(doc_id, int(e.seq)) for doc_id, e in final.items() if e.op == "delete"]
+        upserts: list[tuple[int, np.ndarray, int]] = []
+        to_encode: list[tuple[int, int, str]] = []
+        for doc_id, entry in final.items():
+            if entry.op != "upsert":
                 continue
-            with self.write_lock(name):
-                self._reconcile(name, self.get(name), sessions)
-            self._seen_stamps[name] = stamp
+            if _known(known, entry):
+                upserts.append((doc_id, known[doc_id][1], int(entry.seq)))
+            elif doc_id in texts:
+                to_encode.append((doc_id, int(entry.seq), texts[doc_id][1]))
+            else:
+                deletes.append((doc_id, int(entry.seq)))  # deleted again since; its tombstone follows
+        if to_encode:
+            vectors = self.encoder.encode_bulk([t for _, _, t in to_encode], label=f"changes to {name}")
+            upserts += [(d, v, s) for (d, s, _), v in zip(to_encode, vectors, strict=True)]
+        return upserts, deletes
 
-    def _reconcile(self, corpus: str, index: VectorIndex, sessions: sessionmaker[Session]) -> int:
-        with sessions() as session:
-            corpus_row = CorpusRepository(session).get(corpus)
-            if corpus_row is None:
-                return 0
-            documents = DocumentRepository(session, corpus_row)
-            stored = documents.hashes()
-            indexed = index.hashes()
-            stale = [doc_id for doc_id in indexed if doc_id not in stored]
-            missing = [doc_id for doc_id, digest in stored.items() if indexed.get(doc_id) != digest]
-            index.remove(stale)
-            for start in range(0, len(missing), 2048):
-                chunk = missing[start : start + 2048]
-                texts = documents.texts(chunk)
-                vectors = self.encoder.encode_bulk([texts[d] for d in chunk], label=f"corpus {corpus}")
-                index.upsert(chunk, [stored[d] for d in chunk], vectors)
-                log.info("indexing %s: %d/%d documents", corpus, start + len(chunk), len(missing))
-        return len(stale) + len(missing)
+    def follow(self) -> None:
+        """Apply other workers' writes: one query for every corpus's mark, then the log after each mark."""
+        with self.sessions() as session:
+            marks = {mark.id: mark for mark in CorpusRepository(session).marks()}
+        for opened in self.opened():
+            mark = marks.get(opened.corpus_id)
+            if mark is None:
+                self.forget(opened.corpus_id)
+            elif mark.change_seq > opened.index.hwm:
+                self.catch_up(opened)
 
-    def apply_upsert(
-        self, corpus: str, doc_ids: Sequence[str], hashes: Sequence[str], vectors: np.ndarray
-    ) -> None:
-        """Add or replace vectors after the database commit, then persist the bundle."""
-        self.get(corpus).upsert(doc_ids, hashes, vectors)
-        self.persist(corpus)
-
-    def apply_remove(self, corpus: str, doc_ids: Sequence[str]) -> None:
-        """Remove vectors after the database commit, then persist the bundle."""
-        self.get(corpus).remove(doc_ids)
-        self.persist(corpus)
-
-    def persist(self, corpus: str) -> None:
-        """Write the corpus's index as a new bundle generation."""
-        save_bundle(self.get(corpus), bundle_dir(self.root, corpus, self.identity), corpus, self.identity)
-
-    def drop(self, corpus: str) -> None:
-        """Forget a deleted corpus's index and delete its bundles for every model."""
+    def forget(self, corpus_id: int) -> None:
+        """Drop a deleted corpus's index from memory."""
         with self._guard:
-            self._indexes.pop(corpus, None)
-        delete_corpus_bundles(self.root, corpus)
+            self._by_id.pop(corpus_id, None)
+
+    def drop(self, corpus_id: int) -> None:
+        """Forget a deleted corpus's index and delete its snapshots for every model."""
+        self.forget(corpus_id)
+        delete_corpus_snapshots(self.root, corpus_id)
+
+    # --- checkpoints ---------------------------------------------------------------------------------
+    def checkpoint(self, opened: CorpusIndex) -> bool:
+        """Seal the corpus's index into a new snapshot and continue from it; False when another worker
+        on this host is checkpointing the same corpus right now."""
+        folder = snapshot_dir(self.root, opened.corpus_id, self.identity)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".checkpoint.lock", "w") as lock_file:
+            try:
+                fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False
+            pending = opened.changes_since_checkpoint
+            result = checkpoint(opened.index, folder, opened.name, self.identity)
+            with opened.lock:  # writes wait only for this short step: nothing written meanwhile is lost
+                opened.index = rebase(opened.index, result.snapshot)
+                opened.changes_since_checkpoint = max(0, opened.changes_since_checkpoint - pending)
+            opened.last_checkpoint = datetime.now(UTC)
+            opened.last_checkpoint_seconds = round(result.seconds, 3)
+            opened.recall_at_10 = result.snapshot.manifest.get("recall_at_10")
+            opened.structure = result.snapshot.base.structure
+        log.info("index %s: checkpoint at %d (%d rows, %.2f s)", opened.name, result.snapshot.hwm,
+                 result.rows, result.seconds)  # fmt: skip
+        return True
+
+    def due(self, max_changes: int, max_seconds: float) -> list[CorpusIndex]:
+        """Indexes with enough changes, or changes old enough, to be checkpointed now."""
+        now = datetime.now(UTC)
+        return [
+            opened
+            for opened in self.opened()
+            if opened.changes_since_checkpoint >= max_changes
+            or (
+                opened.changes_since_checkpoint > 0
+                and (
+                    opened.last_checkpoint is None
+                    or (now - opened.last_checkpoint).total_seconds() >= max_seconds
+                )
+            )
+        ]
+
+    def describe(self, opened: CorpusIndex, corpus_mark: int) -> dict[str, Any]:
+        """What GET /v1/corpora/{name}/index shows."""
+        index = opened.index
+        base, delta = index.base, index.delta
+        return {
+            "spec": index.spec.to_dict(),
+            "structure": opened.structure,
+            "size": len(index),
+            "dimension": index.dimension,
+            "mapped_bytes": int(np.asarray(base.vectors).nbytes),
+            "memory_bytes": int(delta.vectors.nbytes + base.alive.nbytes),
+            "last_checkpoint": opened.last_checkpoint,
+            "checkpoint_seconds": opened.last_checkpoint_seconds,
+            "high_water_mark": index.hwm,
+            "corpus_change_seq": corpus_mark,
+            "changes_since_checkpoint": opened.changes_since_checkpoint,
+            "recall_at_10": opened.recall_at_10,
+        }
+
+    def vectors_of(self, opened: CorpusIndex, doc_ids: Sequence[int]) -> np.ndarray:
+        """Stored vectors of documents; catches up once if this worker has not seen one of them yet."""
+        try:
+            return opened.index.vectors(doc_ids)
+        except KeyError:
+            self.catch_up(opened)
+            return opened.index.vectors(doc_ids)
+
+
+def _known(known: KnownVectors | None, entry: Any) -> bool:
+    """True when the writer's own vector is the one this log entry needs (same document, same text)."""
+    if not known or entry.document_id not in known:
+        return False
+    return bool(known[entry.document_id][0] == entry.text_sha256)

@@ -64,23 +64,27 @@ class RankingService:
         self.runtime = runtime
         self.settings = runtime.settings
 
-    def _texts(self, corpus_name: str, ids: Sequence[str]) -> dict[str, str]:
+    def _resolve(self, corpus_name: str, hits: Sequence[tuple[int, float]]) -> list[tuple[str, str, float]]:
+        # Ids and texts come from the database, the source of truth; a hit deleted meanwhile is dropped.
         with self.runtime.sessions() as session:
             corpus = CorpusRepository(session).get(corpus_name)
             if corpus is None:
                 raise corpus_not_found(corpus_name)
-            return DocumentRepository(session, corpus).texts(list(ids))
+            found = DocumentRepository(session, corpus).by_ids([doc_id for doc_id, _ in hits])
+        return [(found[d][0], found[d][1], score) for d, score in hits if d in found]
 
-    def _require_corpus(self, corpus_name: str) -> None:
+    def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
         with self.runtime.sessions() as session:
-            if CorpusRepository(session).get(corpus_name) is None:
+            corpus = CorpusRepository(session).get(corpus_name)
+            if corpus is None:
                 raise corpus_not_found(corpus_name)
-
-    def _ranked(self, corpus_name: str, hits: Sequence[tuple[str, float]]) -> list[RankedItem]:
-        # Texts come from the database, the source of truth; a hit deleted meanwhile is dropped.
-        texts = self._texts(corpus_name, [doc_id for doc_id, _ in hits])
-        kept = [(doc_id, score) for doc_id, score in hits if doc_id in texts]
-        return [RankedItem(d, texts[d], s, rank) for rank, (d, s) in enumerate(kept, start=1)]
+            found = DocumentRepository(session, corpus).ids_of(external_ids)
+        missing = [doc_id for doc_id in external_ids if doc_id not in found]
+        if missing:
+            raise NotFoundError(
+                f"{field}: documents not in corpus {corpus_name!r}: {missing[:10]}", field=field
+            )
+        return [found[doc_id] for doc_id in external_ids]
 
     def rank_corpus(self, corpus_name: str, query: str, k: int, candidates: Sequence[str] | None) -> Ranking:
         """Search the whole corpus, or rank only the given candidate documents."""
@@ -88,21 +92,18 @@ class RankingService:
         if candidates is not None:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
         state = self.runtime.state()
-        self._require_corpus(corpus_name)
-        index = state.indexes.get(corpus_name)
+        opened = state.indexes.get(corpus_name)
         query_vector = state.encoder.encode([query])
         if candidates is None:
-            hits = index.search(query_vector, k)[0]
+            resolved = self._resolve(corpus_name, opened.index.search(query_vector, k)[0])
         else:
             unique = list(dict.fromkeys(candidates))
-            missing = [doc_id for doc_id in unique if doc_id not in index]
-            if missing:
-                raise NotFoundError(
-                    f"candidates: documents not in corpus {corpus_name!r}: {missing[:10]}", field="candidates"
-                )
-            scores = index.vectors(unique) @ query_vector[0]
-            hits = [(str(d), s) for d, s in order_by_score(unique, scores, k)]
-        return Ranking(self._ranked(corpus_name, hits), state.model_version)
+            database_ids = self._database_ids(corpus_name, "candidates", unique)
+            scores = state.indexes.vectors_of(opened, database_ids) @ query_vector[0]
+            ranked = order_by_score(database_ids, scores, k)
+            resolved = self._resolve(corpus_name, [(int(d), s) for d, s in ranked])
+        items = [RankedItem(d, text, s, rank) for rank, (d, text, s) in enumerate(resolved, start=1)]
+        return Ranking(items, state.model_version)
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
         """Rank texts given inline; each result's id is the text's position in the request."""
@@ -129,13 +130,16 @@ class RankingService:
             check_text(self.settings, f"texts[{position}]", text)
         state = self.runtime.state()
         used, source = self._duplicate_threshold(corpus_name, threshold, state.model_version)
+        opened = state.indexes.get(corpus_name)
         vectors = state.encoder.encode([text for _, text in inputs])
         # One extra hit per query so that excluding the input's own document still leaves k.
-        all_hits = state.indexes.get(corpus_name).search(vectors, k + 1)
+        all_hits = opened.index.search(vectors, k + 1)
         results = []
         for (own_id, text), hits in zip(inputs, all_hits, strict=True):
-            kept = [(d, s) for d, s in hits if s >= used and d != own_id][:k]
-            results.append(DuplicateMatches(text, own_id, self._ranked(corpus_name, kept)))
+            resolved = self._resolve(corpus_name, [(d, s) for d, s in hits if s >= used])
+            kept = [(d, t, s) for d, t, s in resolved if d != own_id][:k]
+            matches = [RankedItem(d, t, s, rank) for rank, (d, t, s) in enumerate(kept, start=1)]
+            results.append(DuplicateMatches(text, own_id, matches))
         return DuplicateReport(results, used, source, state.model_version)
 
     def _duplicate_threshold(
@@ -154,7 +158,11 @@ class RankingService:
 
     def document_texts(self, corpus_name: str, ids: Sequence[str]) -> list[tuple[str | None, str]]:
         """(id, text) of existing documents, for checking them against the rest of their corpus."""
-        texts = self._texts(corpus_name, ids)
+        with self.runtime.sessions() as session:
+            corpus = CorpusRepository(session).get(corpus_name)
+            if corpus is None:
+                raise corpus_not_found(corpus_name)
+            texts = DocumentRepository(session, corpus).texts(ids)
         missing = [doc_id for doc_id in ids if doc_id not in texts]
         if missing:
             raise NotFoundError(f"ids: documents not in corpus {corpus_name!r}: {missing[:10]}", field="ids")

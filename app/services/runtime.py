@@ -15,6 +15,7 @@ from app.db.admin_repository import ModelRepository
 from app.db.engine import make_engine, make_session_factory, transaction
 from app.services.encoder import Encoder
 from app.services.errors import NotReadyError
+from app.services.follower import ChangeWaiter
 from app.services.index_store import IndexStore
 from app.services.registry import active_model_spec
 from encoders.batcher import BatchingConfig
@@ -107,10 +108,10 @@ class Runtime:
         return encoder
 
     def build_state(self, spec: ModelSpec, encoder: Encoder | None = None) -> ServingState:
-        """Open (load or build) every corpus index for a model; nothing is served yet."""
+        """Open (map and replay, or build) every corpus index for a model; nothing is served yet."""
         encoder = encoder or self.load_encoder(spec)
-        store = IndexStore(self.settings.index_dir, encoder, self.settings.index_factory)
-        store.open_all(self.sessions)
+        store = IndexStore(self.settings.index_dir, encoder, self.sessions)
+        store.open_all()
         return ServingState(encoder=encoder, indexes=store)
 
     def _load(self) -> None:
@@ -127,24 +128,36 @@ class Runtime:
             log.info("ready: model %s", state.model_version)
             if self.settings.sync_seconds > 0:
                 threading.Thread(target=self._follow_database, name="pairank-sync", daemon=True).start()
+            threading.Thread(target=self._checkpoint_loop, name="pairank-checkpoint", daemon=True).start()
         except Exception as error:  # noqa: BLE001 - reported through /ready instead of killing the server
             log.exception("loading failed")
             self._load_error = error
 
     def _follow_database(self) -> None:
-        # Other workers (uvicorn --workers N) write documents and activate models too: pick both up.
-        while not self._closed.wait(self.settings.sync_seconds):
-            try:
-                self._follow_registry()
-                state = self._state
-                if state is not None:
-                    state.indexes.follow_database(self.sessions)
-            except Exception:  # noqa: BLE001 - keep serving what we have, try again next tick
-                log.exception("following the database failed")
+        # Other workers (uvicorn --workers N, other replicas) write documents and activate models too.
+        waiter = ChangeWaiter(self.engine)
+        try:
+            while not self._closed.is_set():
+                waiter.wait(self.settings.sync_seconds, self._closed)
+                if self._closed.is_set():
+                    return
+                try:
+                    self.follow_once()
+                except Exception:  # noqa: BLE001 - keep serving what we have, try again next tick
+                    log.exception("following the database failed")
+        finally:
+            waiter.close()
+
+    def follow_once(self) -> None:
+        """Apply other workers' document writes and a newly activated model (read-only on the registry)."""
+        self._follow_registry()
+        state = self._state
+        if state is not None:
+            state.indexes.follow()
 
     def _follow_registry(self) -> None:
-        # The worker that ran a job or got an activation swaps at once; the others notice the registry's
-        # new active version here and swap to it (its bundles are already on disk).
+        # The worker that ran a job or got an activation swaps at once and writes the registry; the others
+        # notice the registry's new active version here and only switch (its snapshots are on disk).
         with self.sessions() as session:
             active = ModelRepository(session).active()
             target = (active.version, active.path) if active is not None else None
@@ -157,17 +170,22 @@ class Runtime:
         ):
             return
         log.info("registry's active model is %s: switching", target[0])
-        self.swap(self.build_state(resolve_model(target[1])))
+        self.swap(self.build_state(resolve_model(target[1])), activate=False)
 
-    def swap(self, new_state: ServingState) -> None:
-        """Make a fully built state the serving one and record it as active, atomically for requests."""
+    def swap(self, new_state: ServingState, *, activate: bool = True) -> None:
+        """Make a fully built state the serving one, atomically for requests.
+
+        `activate` records it as the registry's active model: only the worker performing an activation
+        does that; a follower switching to what the registry already says must not write it back.
+        """
         with self._swap_lock, self.write_gate.exclusive():
             # Writes made while the new indexes were being built: catch up before switching.
-            new_state.indexes.refresh_all(self.sessions)
+            new_state.indexes.follow()
             with transaction(self.sessions) as session:
                 repository = ModelRepository(session)
-                repository.activate(new_state.model_version)
-                repository.record_encoder(new_state.model_version, new_state.encoder.describe())
+                if activate:
+                    repository.activate(new_state.model_version)
+                    repository.record_encoder(new_state.model_version, new_state.encoder.describe())
             old, self._state = self._state, new_state
             self._ready.set()
         log.info("now serving model %s", new_state.model_version)
@@ -177,10 +195,31 @@ class Runtime:
             retire.daemon = True
             retire.start()
 
+    def _checkpoint_loop(self) -> None:
+        # Snapshots are written here, never on a request's path.
+        settings = self.settings
+        while not self._closed.wait(min(5.0, settings.checkpoint_seconds)):
+            self.checkpoint_due(settings.checkpoint_changes, settings.checkpoint_seconds)
+
+    def checkpoint_due(self, max_changes: int, max_seconds: float) -> int:
+        """Checkpoint every index with enough (or old enough) changes; returns how many were written."""
+        state = self._state
+        written = 0
+        if state is None:
+            return 0
+        for opened in state.indexes.due(max_changes, max_seconds):
+            try:
+                written += state.indexes.checkpoint(opened)
+            except Exception:  # noqa: BLE001 - the log still holds every change; try again later
+                log.exception("checkpoint of %s failed", opened.name)
+        return written
+
     def close(self) -> None:
-        """Stop background work and release database connections."""
+        """Stop background work, checkpoint what changed (a faster next start), release connections."""
         self._closed.set()
         self.jobs.shutdown(wait=True, cancel_futures=True)
+        if self._state is not None and self._ready.is_set():
+            self.checkpoint_due(1, 0.0)
         if self._state is not None:
             self._state.encoder.close()
         self.engine.dispose()

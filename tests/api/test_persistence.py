@@ -1,28 +1,39 @@
-"""Documents and indexes survive a restart without re-encoding; a crash before the index save heals."""
+"""Restarts map the newest snapshot and replay only the change log after it; workers follow the log."""
 
 from __future__ import annotations
 
 import logging
+import re
 import time
 
 import pytest
+from fastapi.testclient import TestClient
 
+from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
 from app.services.encoder import text_sha256
+from app.services.registry import register_model
 from app.services.runtime import Runtime
+from pairank.models import resolve_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 
-
-def _index_log(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [
-        r.getMessage()
-        for r in caplog.records
-        if r.name == "app.services.index_store" and "re-encoded" in r.message
-    ]
+pytestmark = pytest.mark.postgres
 
 
-def test_restart_keeps_documents_and_results_without_reencoding(
+def runtime_of(client: TestClient) -> Runtime:
+    """The runtime behind a test client's app."""
+    runtime: Runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    return runtime
+
+
+def opening_log(caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What the index store said when opening corpora, timings removed."""
+    messages = [r.getMessage() for r in caplog.records if r.name == "app.services.index_store"]
+    return [re.sub(r" \(\d+\.\d+ s\)", "", m) for m in messages if "mapped" in m or "built" in m]
+
+
+def test_restart_maps_the_snapshot_without_reencoding(
     make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     first = make_client()
@@ -30,28 +41,32 @@ def test_restart_keeps_documents_and_results_without_reencoding(
     first.delete("/v1/corpora/claims/documents/c5")
     query = {"query": "vaccines and autism in children", "k": 4}
     before = first.post("/v1/corpora/claims/rank", json=query).json()
+    runtime_of(first).close()  # a clean shutdown checkpoints what changed
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="app.services.index_store"):
         second = make_client()
-    assert _index_log(caplog) == ["index claims: 4 documents (loaded, 0 re-encoded)"]
-    after = second.post("/v1/corpora/claims/rank", json=query).json()
-    assert after == before
+    assert opening_log(caplog) == ["index claims: snapshot at 6 mapped, 0 changes replayed"]
+    assert second.post("/v1/corpora/claims/rank", json=query).json() == before
     assert second.get("/v1/corpora/claims").json()["document_count"] == 4
     assert second.get("/v1/corpora/claims/documents/c5").status_code == 404
+    status = second.get("/v1/corpora/claims/index").json()
+    assert status["high_water_mark"] == status["corpus_change_seq"] == 6 and status["size"] == 4
+    assert status["structure"] == "flat" and status["mapped_bytes"] == 4 * status["dimension"] * 4
 
 
-def test_changes_made_while_index_was_not_saved_are_reconciled(
+def test_changes_committed_after_the_last_checkpoint_are_replayed(
     make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     first = make_client()
     add_claims(first)
-    runtime: Runtime = first.app.state.runtime  # type: ignore[attr-defined]
-    # As if the service died after committing to the database but before saving the index bundle:
+    runtime = runtime_of(first)
+    runtime.close()
+    # As if the service died after committing to the database but before any checkpoint:
+    text = "Carrots give you perfect night vision."
     with transaction(runtime.sessions) as session:
         corpus = CorpusRepository(session).get("claims")
         assert corpus is not None
         documents = DocumentRepository(session, corpus)
-        text = "Carrots give you perfect night vision."
         documents.upsert([DocumentInput("c6", text, text_sha256(text), None)], {})
         gone = documents.get("c1")
         assert gone is not None
@@ -59,7 +74,7 @@ def test_changes_made_while_index_was_not_saved_are_reconciled(
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="app.services.index_store"):
         second = make_client()
-    assert _index_log(caplog) == ["index claims: 5 documents (loaded, 2 re-encoded)"]
+    assert opening_log(caplog) == ["index claims: snapshot at 5 mapped, 2 changes replayed"]
     results = second.post("/v1/corpora/claims/rank", json={"query": text, "k": 10}).json()["results"]
     assert results[0]["id"] == "c6"
     assert "c1" not in [r["id"] for r in results] and len(results) == 5
@@ -104,3 +119,55 @@ def test_writes_of_another_worker_become_visible(make_client: ClientFactory) -> 
             break
         time.sleep(0.05)
     assert ids[0] == "c6" and "c1" not in ids and len(ids) == 5
+
+
+def test_a_corpus_another_worker_created_is_opened_not_answered_empty(make_client: ClientFactory) -> None:
+    reader = make_client()  # started before the corpus exists, and never syncing (sync_seconds=0)
+    writer = make_client()
+    add_claims(writer)
+    results = reader.post("/v1/corpora/claims/rank", json={"query": CLAIMS[1][1], "k": 3}).json()["results"]
+    assert [r["id"] for r in results][:1] == ["c2"] and len(results) == 3
+
+
+def test_names_that_slugify_alike_keep_their_own_snapshots(
+    make_client: ClientFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = make_client()
+    for name in ("claims", "claims_", "claims."):
+        add_claims(first, corpus=name)
+    assert first.delete("/v1/corpora/claims_").status_code == 204
+    runtime_of(first).close()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="app.services.index_store"):
+        second = make_client()
+    # Sequence numbers are global: the marks differ; what matters is that nothing was rebuilt.
+    assert sorted(re.sub(r"at \d+", "at N", m) for m in opening_log(caplog)) == [
+        "index claims.: snapshot at N mapped, 0 changes replayed",
+        "index claims: snapshot at N mapped, 0 changes replayed",
+    ]
+    for name in ("claims", "claims."):
+        top = second.post(f"/v1/corpora/{name}/rank", json={"query": CLAIMS[0][1], "k": 1}).json()
+        assert top["results"][0]["id"] == "c1"
+
+
+def test_a_follower_switches_models_without_writing_the_registry(
+    make_client: ClientFactory, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from pairank.tiny import build_tiny_model
+
+    leader, follower = make_client(), make_client()
+    other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=7)
+    runtime = runtime_of(leader)
+    spec = resolve_model(str(other))
+    register_model(runtime.sessions, spec, str(other), "configured")
+    runtime.swap(runtime.build_state(spec))
+    with runtime.sessions() as session:
+        active = ModelRepository(session).active()
+        assert active is not None
+        version, activated_at = active.version, active.activated_at
+    runtime_of(follower).follow_once()
+    assert runtime_of(follower).state().model_version == version
+    with runtime.sessions() as session:
+        after = ModelRepository(session).active()
+        assert after is not None and after.version == version
+        assert after.activated_at == activated_at  # the follower did not activate it again

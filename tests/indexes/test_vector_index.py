@@ -1,69 +1,121 @@
-"""VectorIndex: incremental adds, updates and removals give the same results as a full rebuild."""
+"""VectorIndex: updates over a sealed base and a delta give exactly what a fresh build gives."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from indexes.checkpoint import checkpoint, rebase
+from indexes.snapshot import ModelIdentity
+from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex, normalize_rows
 
+MODEL = ModelIdentity("m", "m@1", "00" * 32, 16)
 
-def _vectors(n: int, dimension: int = 16, seed: int = 0) -> np.ndarray:
+
+def vectors(n: int, dimension: int = 16, seed: int = 0) -> np.ndarray:
+    """Random float32 rows."""
     return np.random.default_rng(seed).normal(size=(n, dimension)).astype(np.float32)
 
 
-@pytest.mark.parametrize("factory", ["Flat", "HNSW16"])
-def test_incremental_updates_equal_full_rebuild(factory: str) -> None:
-    base = _vectors(60)
-    replacements = _vectors(10, seed=1)
-    incremental = VectorIndex(16, factory)
-    incremental.upsert([f"d{i}" for i in range(40)], ["h"] * 40, base[:40])
-    incremental.upsert([f"d{i}" for i in range(40, 60)], ["h"] * 20, base[40:])
-    incremental.remove([f"d{i}" for i in range(0, 60, 5)])
-    incremental.upsert([f"d{i}" for i in range(1, 11)], ["h2"] * 10, replacements)
-    expected_vectors = {f"d{i}": base[i] for i in range(60) if i % 5}
-    expected_vectors.update({f"d{i}": replacements[i - 1] for i in range(1, 11)})
-    rebuilt = VectorIndex(16, "Flat")
-    ids = sorted(expected_vectors)
-    rebuilt.upsert(ids, ["h"] * len(ids), np.vstack([expected_vectors[i] for i in ids]))
-    queries = _vectors(8, seed=2)
-    assert len(incremental) == len(rebuilt) == len(expected_vectors) == 50
-    got, want = incremental.search(queries, 10), rebuilt.search(queries, 10)
-    if factory == "Flat":
-        assert [[d for d, _ in row] for row in got] == [[d for d, _ in row] for row in want]
-    else:  # HNSW is approximate: require a high overlap with the exact answer and no removed ids
-        overlap = np.mean(
-            [len({d for d, _ in g} & {d for d, _ in w}) / 10 for g, w in zip(got, want, strict=True)]
-        )
-        assert overlap >= 0.9
-    removed = {f"d{i}" for i in range(0, 60, 5)} - {f"d{i}" for i in range(1, 11)}
-    assert not removed & {d for row in got for d, _ in row}
-    np.testing.assert_allclose(incremental.vectors(["d3"]), normalize_rows(replacements[2:3]), atol=1e-6)
+def fresh(content: dict[int, np.ndarray], dimension: int = 16) -> VectorIndex:
+    """An index built in one go from id -> vector (the reference)."""
+    index = VectorIndex(dimension)
+    index.apply([(doc_id, vector, 1) for doc_id, vector in sorted(content.items())])
+    return index
 
 
-def test_search_scores_are_cosines_best_first() -> None:
+def ids_of(rows: list[list[tuple[int, float]]]) -> list[list[int]]:
+    """Only the ids of search results."""
+    return [[doc_id for doc_id, _ in row] for row in rows]
+
+
+def test_updates_deletes_and_checkpoints_equal_a_fresh_build(tmp_path: Path) -> None:
+    base, replacements = vectors(60), vectors(10, seed=1)
+    index = VectorIndex(16)
+    index.apply([(i, base[i], i + 1) for i in range(40)], hwm=40)
+    index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
+    index.apply([(i, base[i], 41 + i) for i in range(40, 60)], hwm=100)
+    index.apply(deletes=[(i, 101 + i) for i in range(0, 60, 5)], hwm=200)
+    index.apply([(i, replacements[i - 1], 300 + i) for i in range(1, 11)], hwm=311)
+    expected = {i: base[i] for i in range(60) if i % 5}
+    expected.update({i: replacements[i - 1] for i in range(1, 11)})
+    queries = vectors(8, seed=2)
+    reference = fresh(expected)
+    assert len(index) == len(reference) == 50
+    assert ids_of(index.search(queries, 10)) == ids_of(reference.search(queries, 10))
+    np.testing.assert_allclose(index.vectors([3]), normalize_rows(replacements[2:3]), atol=1e-6)
+    sealed = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
+    assert ids_of(sealed.search(queries, 10)) == ids_of(reference.search(queries, 10))
+    assert sealed.hwm == 311 and len(sealed) == 50
+
+
+def test_search_scores_are_cosines_best_first_with_ties_by_id() -> None:
     index = VectorIndex(3)
-    index.upsert(
-        ["a", "b", "c"], ["1", "2", "3"], np.array([[1, 0, 0], [1, 1, 0], [0, 0, 5]], dtype=np.float32)
-    )
-    hits = index.search(np.array([[2, 0, 0]], dtype=np.float32), 3)[0]
-    assert [d for d, _ in hits] == ["a", "b", "c"]
-    np.testing.assert_allclose([s for _, s in hits], [1.0, 2**-0.5, 0.0], atol=1e-6)
+    rows = np.array([[1, 0, 0], [1, 1, 0], [0, 0, 5], [2, 0, 0]], dtype=np.float32)
+    index.apply([(doc_id, row, 1) for doc_id, row in zip([7, 8, 9, 3], rows, strict=True)])
+    hits = index.search(np.array([[2, 0, 0]], dtype=np.float32), 4)[0]
+    assert [d for d, _ in hits] == [3, 7, 8, 9]
+    np.testing.assert_allclose([s for _, s in hits], [1.0, 1.0, 2**-0.5, 0.0], atol=1e-6)
 
 
-def test_empty_and_small_indexes() -> None:
+def test_empty_and_small_indexes_and_bad_input() -> None:
     index = VectorIndex(4)
-    assert index.search(_vectors(2, 4), 5) == [[], []]
-    index.upsert(["only"], ["h"], _vectors(1, 4))
-    assert [len(row) for row in index.search(_vectors(2, 4), 5)] == [1, 1]
-    assert index.remove(["only", "missing"]) == 1 and len(index) == 0
-
-
-def test_bad_input_is_rejected() -> None:
-    index = VectorIndex(4)
+    assert index.search(vectors(2, 4), 5) == [[], []]
+    index.apply([(1, vectors(1, 4)[0], 1)])
+    assert [len(row) for row in index.search(vectors(2, 4), 5)] == [1, 1]
+    index.apply(deletes=[(1, 2), (99, 3)])
+    assert len(index) == 0 and 1 not in index
     with pytest.raises(ValueError, match="dimension"):
-        index.upsert(["a"], ["h"], _vectors(1, 5))
-    with pytest.raises(ValueError, match="same length"):
-        index.upsert(["a", "b"], ["h"], _vectors(2, 4))
+        index.apply([(2, vectors(1, 5)[0], 4)])
     with pytest.raises(KeyError):
-        index.vectors(["nope"])
+        index.vectors([42])
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        IndexSpec(type="hnsw", m=16),
+        IndexSpec(type="ivf", nlist=8, nprobe=8),
+        IndexSpec(type="ivf", nlist=8, nprobe=8, compression="sq8"),
+    ],
+    ids=["hnsw", "ivf", "ivf-sq8"],
+)
+def test_ann_structures_skip_dead_rows_and_find_the_neighbours(spec: IndexSpec, tmp_path: Path) -> None:
+    content = {i: v for i, v in enumerate(vectors(600))}
+    index = VectorIndex(16, spec)
+    index.apply([(i, v, 1) for i, v in content.items()], hwm=1)
+    result = checkpoint(index, tmp_path, "c", MODEL)
+    assert result.snapshot.base.structure == spec.type and result.snapshot.manifest["recall_at_10"] >= 0.9
+    index = rebase(index, result.snapshot)
+    dead = list(range(0, 600, 3))
+    index.apply(deletes=[(i, 2) for i in dead], hwm=2)
+    for i in dead:
+        content.pop(i)
+    queries = vectors(20, seed=5)
+    got = ids_of(index.search(queries, 10))
+    want = ids_of(fresh(content).search(queries, 10))
+    assert not set(dead) & {d for row in got for d in row}
+    overlap = np.mean([len(set(g) & set(w)) / 10 for g, w in zip(got, want, strict=True)])
+    assert overlap >= 0.8
+    # A third of the rows died: the next checkpoint compacts and rebuilds the structure...
+    compacted = checkpoint(index, tmp_path, "c", MODEL)
+    assert compacted.rebuilt_ann and compacted.rows == 400
+    index = rebase(index, compacted.snapshot)
+    # ...while a few new rows only extend it.
+    index.apply([(1000, vectors(1, seed=9)[0], 3)], hwm=3)
+    extended = checkpoint(index, tmp_path, "c", MODEL)
+    assert not extended.rebuilt_ann and extended.rows == 401
+    assert ids_of(rebase(index, extended.snapshot).search(vectors(1, seed=9), 1)) == [[1000]]
+
+
+def test_auto_spec_is_exact_below_the_threshold() -> None:
+    assert IndexSpec().structure(199_999) == "flat"
+    assert IndexSpec().structure(200_000) == "hnsw"
+    assert IndexSpec(type="ivf", nlist=100).structure(1000) == "flat"  # too few points to train 100 lists
+    with pytest.raises(ValueError, match="compression applies to type ivf"):
+        IndexSpec(type="hnsw", compression="pq").validate()
+    with pytest.raises(ValueError, match="pq_m must divide"):
+        IndexSpec(type="ivf", compression="pq", pq_m=5).validate(384)

@@ -7,7 +7,15 @@ from dataclasses import asdict
 from fastapi import APIRouter, Response
 
 from app.api.deps import CorpusServiceDep
-from app.schemas.corpora import CorpusCreate, CorpusList, CorpusOut, DocumentOut, DocumentsUpsert, UpsertOut
+from app.schemas.corpora import (
+    CorpusCreate,
+    CorpusList,
+    CorpusOut,
+    DocumentOut,
+    DocumentsUpsert,
+    IndexStatus,
+    UpsertOut,
+)
 
 router = APIRouter(prefix="/v1/corpora", tags=["corpora"])
 
@@ -15,7 +23,8 @@ router = APIRouter(prefix="/v1/corpora", tags=["corpora"])
 @router.post("", status_code=201, response_model=CorpusOut)
 def create_corpus(body: CorpusCreate, service: CorpusServiceDep) -> CorpusOut:
     """Create an empty corpus."""
-    return CorpusOut(**asdict(service.create_corpus(body.name, body.kind, body.description)))
+    index = body.index.model_dump() if body.index is not None else None
+    return CorpusOut(**asdict(service.create_corpus(body.name, body.kind, body.description, index)))
 
 
 @router.get("", response_model=CorpusList)
@@ -28,6 +37,12 @@ def list_corpora(service: CorpusServiceDep) -> CorpusList:
 def get_corpus(name: str, service: CorpusServiceDep) -> CorpusOut:
     """One corpus with its document count."""
     return CorpusOut(**asdict(service.get_corpus(name)))
+
+
+@router.get("/{name}/index", response_model=IndexStatus)
+def index_status(name: str, service: CorpusServiceDep) -> IndexStatus:
+    """The corpus's index in the worker that answers: structure, size, memory, checkpoint, recall."""
+    return IndexStatus(**service.index_status(name))
 
 
 @router.delete("/{name}", status_code=204)

@@ -1,0 +1,77 @@
+"""Checkpoints: seal an index's state into a snapshot, then continue from it without losing later writes.
+
+A checkpoint copies the live rows under a shared lock (writes may go on meanwhile), writes a new snapshot
+generation, and maps it. `rebase` then builds the index to serve from that snapshot plus whatever was
+written after its high-water mark (the callers hold the corpus's write lock for that short step).
+An ANN structure is extended with the new rows when the old base had one and few rows have died;
+otherwise the rows are compacted and the structure is built anew.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+
+from indexes.ann import build_ann, extend_ann, recall_at_k
+from indexes.snapshot import LoadedSnapshot, ModelIdentity, SnapshotContent, load_snapshot, save_snapshot
+from indexes.vector_index import VectorIndex
+
+log = logging.getLogger(__name__)
+MAX_DEAD_FRACTION = 0.2
+
+
+@dataclass(frozen=True)
+class CheckpointResult:
+    """The snapshot written and what it cost."""
+
+    snapshot: LoadedSnapshot
+    seconds: float
+    rows: int
+    rebuilt_ann: bool
+
+
+def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdentity) -> CheckpointResult:
+    """Write the index's current state as a new snapshot generation and map it."""
+    started = time.monotonic()
+    live = len(index)
+    structure = index.spec.structure(live)
+    base = index.base
+    incremental = (
+        structure != "flat"
+        and base.ann is not None
+        and base.structure == structure
+        and base.source is not None
+        and index.dead_fraction() <= MAX_DEAD_FRACTION
+    )
+    vectors, ids, alive, hwm, appended = index.sealed_rows(compact=not incremental)
+    ann = None
+    recall = None
+    if structure != "flat":
+        if incremental:
+            assert base.source is not None
+            # A private, writable copy of the old structure; the new rows are added to it.
+            ann = faiss.read_index(str(base.source / "ann.faiss"))
+            extend_ann(ann, vectors[len(vectors) - appended :])
+        else:
+            ann = build_ann(index.spec, structure, vectors)
+        assert ann is not None
+        recall = round(recall_at_k(ann, index.spec, vectors, alive), 4)
+    content = SnapshotContent(vectors, ids, alive, hwm, structure, index.spec.to_dict(), ann, recall)
+    generation = save_snapshot(folder, content, corpus, model)
+    loaded = load_snapshot(folder, model)
+    if loaded is None or loaded.base.source != generation:
+        raise RuntimeError(f"the snapshot just written to {generation} could not be mapped")
+    return CheckpointResult(loaded, time.monotonic() - started, len(ids), ann is not None and not incremental)
+
+
+def rebase(index: VectorIndex, snapshot: LoadedSnapshot) -> VectorIndex:
+    """A new index on the snapshot's rows plus the changes `index` holds beyond the snapshot's mark."""
+    fresh = VectorIndex(index.dimension, index.spec, snapshot.base)
+    fresh.hwm = snapshot.hwm
+    upserts, deletes = index.changes_after(snapshot.hwm)
+    fresh.apply(upserts, deletes, hwm=index.hwm)
+    return fresh

@@ -1,0 +1,215 @@
+"""Index snapshots on disk: one folder per corpus (by database id) and model, replaced atomically.
+
+Layout of `<root>/corpus-<id>/<model folder>/`:
+    CURRENT                 name of the live generation (replaced with os.replace, so always whole)
+    gen-<time>-<rand>/      vectors.npy, ids.npy, alive.npy, sorted_ids.npy, order.npy, [ann.faiss],
+                            manifest.json
+A snapshot holds the live vectors of a corpus up to a change-log high-water mark (`hwm`); start-up loads
+it memory-mapped and replays the log after the mark. A generation is written under a temporary name,
+fsynced and renamed into place before CURRENT moves to it, so a crash at any point leaves the previous
+generation live and never a half-written one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+
+from indexes.vector_index import Base
+
+FORMAT_VERSION = 2
+METRIC = "inner_product"
+_CURRENT = "CURRENT"
+_STALE_AFTER_SECONDS = 60.0
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a snapshot must match to be reused: the model's id, weights hash and dimension."""
+
+    model_id: str
+    model_version: str
+    weights_sha256: str | None
+    dimension: int
+
+
+def model_folder_name(model: ModelIdentity) -> str:
+    """A file-system-safe, collision-free folder name for a model version."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", model.model_version).strip("._")[:80] or "model"
+    digest = hashlib.sha256(model.model_version.encode()).hexdigest()[:10]
+    return f"{readable}-{digest}"
+
+
+def corpus_dir(root: Path, corpus_id: int) -> Path:
+    """Every snapshot of one corpus (all models): keyed by the database id, never by the name."""
+    return root / f"corpus-{int(corpus_id)}"
+
+
+def snapshot_dir(root: Path, corpus_id: int, model: ModelIdentity) -> Path:
+    """The folder of one corpus's snapshots for one model."""
+    return corpus_dir(root, corpus_id) / model_folder_name(model)
+
+
+def _fsync_file(path: Path) -> None:
+    with path.open("rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class SnapshotContent:
+    """What a checkpoint writes: live vectors and ids up to `hwm`, the ANN over them, and its recall."""
+
+    vectors: np.ndarray
+    ids: np.ndarray
+    alive: np.ndarray
+    hwm: int
+    structure: str
+    spec: dict[str, Any]
+    ann: faiss.Index | None = None
+    recall_at_10: float | None = None
+
+
+def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> Path:
+    """Write a new generation and make it current; returns the generation folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"gen-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}"
+    tmp = folder / f".tmp-{name}"
+    tmp.mkdir()
+    order = np.argsort(content.ids, kind="stable").astype(np.int64)
+    np.save(tmp / "vectors.npy", np.ascontiguousarray(content.vectors, dtype=np.float32))
+    np.save(tmp / "ids.npy", content.ids.astype(np.int64))
+    np.save(tmp / "alive.npy", content.alive.astype(bool))
+    np.save(tmp / "sorted_ids.npy", content.ids[order].astype(np.int64))
+    np.save(tmp / "order.npy", order)
+    if content.ann is not None:
+        faiss.write_index(content.ann, str(tmp / "ann.faiss"))
+    manifest = {
+        "format_version": FORMAT_VERSION,
+        "corpus": corpus,
+        "model_id": model.model_id,
+        "model_version": model.model_version,
+        "weights_sha256": model.weights_sha256,
+        "dimension": model.dimension,
+        "metric": METRIC,
+        "hwm": int(content.hwm),
+        "count": len(content.ids),
+        "live": int(content.alive.sum()),
+        "structure": content.structure,
+        "spec": content.spec,
+        "recall_at_10": content.recall_at_10,
+        "faiss_version": faiss.__version__,
+        "created_at": datetime.now(UTC).isoformat(),
+    }
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2))
+    for child in tmp.iterdir():
+        _fsync_file(child)
+    _fsync_dir(tmp)
+    generation = folder / name
+    os.replace(tmp, generation)
+    pointer_tmp = folder / f".{_CURRENT}.{uuid.uuid4().hex[:8]}"
+    pointer_tmp.write_text(name)
+    _fsync_file(pointer_tmp)
+    os.replace(pointer_tmp, folder / _CURRENT)
+    _fsync_dir(folder)
+    _remove_stale_generations(folder, keep=name)
+    return generation
+
+
+def _remove_stale_generations(folder: Path, keep: str) -> None:
+    # A worker may have just written a generation it is about to point CURRENT at, and others may still
+    # have an older one mapped (harmless: unlinked files live until unmapped): remove only old ones.
+    horizon = time.time() - _STALE_AFTER_SECONDS
+    for child in folder.iterdir():
+        if child.is_dir() and child.name != keep and child.stat().st_mtime < horizon:
+            shutil.rmtree(child, ignore_errors=True)
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The manifest of the current generation, or None when there is none."""
+    pointer = folder / _CURRENT
+    if not pointer.is_file():
+        return None
+    manifest_path = folder / pointer.read_text().strip() / "manifest.json"
+    if not manifest_path.is_file():
+        return None
+    data = json.loads(manifest_path.read_text())
+    return data if isinstance(data, dict) else None
+
+
+def manifest_matches(manifest: dict[str, Any], model: ModelIdentity) -> bool:
+    """True when a snapshot was built by exactly this model (same id, weights and dimension)."""
+    return (
+        manifest.get("format_version") == FORMAT_VERSION
+        and manifest.get("model_id") == model.model_id
+        and manifest.get("weights_sha256") == model.weights_sha256
+        and manifest.get("dimension") == model.dimension
+        and manifest.get("metric") == METRIC
+    )
+
+
+@dataclass(frozen=True)
+class LoadedSnapshot:
+    """A snapshot mapped into memory: the base of a VectorIndex, its mark and its manifest."""
+
+    base: Base
+    hwm: int
+    manifest: dict[str, Any]
+
+
+def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
+    """Map the current generation if this model built it; None when absent, stale or unreadable."""
+    try:
+        manifest = read_manifest(folder)
+        if manifest is None or not manifest_matches(manifest, model):
+            return None
+        generation = folder / (folder / _CURRENT).read_text().strip()
+        vectors = np.load(generation / "vectors.npy", mmap_mode="r")
+        ids = np.load(generation / "ids.npy", mmap_mode="r")
+        if vectors.shape != (int(manifest["count"]), model.dimension) or len(ids) != len(vectors):
+            raise ValueError(f"snapshot arrays have shapes {vectors.shape} and {ids.shape}")
+        ann = None
+        if (generation / "ann.faiss").is_file():
+            # Memory-mapped too: the stored vectors inside the ANN structure are shared between workers.
+            ann = faiss.read_index(str(generation / "ann.faiss"), faiss.IO_FLAG_MMAP_IFC)
+        base = Base(
+            vectors=vectors,
+            ids=ids,
+            alive=np.array(np.load(generation / "alive.npy"), dtype=bool),  # a private, writable copy
+            sorted_ids=np.load(generation / "sorted_ids.npy", mmap_mode="r"),
+            order=np.load(generation / "order.npy", mmap_mode="r"),
+            ann=ann,
+            structure=str(manifest.get("structure", "flat")),
+            source=generation,
+        )
+        return LoadedSnapshot(base, int(manifest["hwm"]), manifest)
+    except (OSError, ValueError, KeyError, RuntimeError) as error:
+        # A damaged snapshot is only a cache of the database: rebuild rather than refuse to start.
+        log.warning("ignoring unreadable index snapshot %s: %s", folder, error)
+        return None
+
+
+def delete_corpus_snapshots(root: Path, corpus_id: int) -> None:
+    """Remove every snapshot (all models) of a corpus."""
+    shutil.rmtree(corpus_dir(root, corpus_id), ignore_errors=True)

@@ -1,0 +1,68 @@
+"""Which search structure a corpus uses: exact (flat), HNSW or IVF (optionally compressed), and its knobs."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+IndexType = Literal["auto", "flat", "hnsw", "ivf"]
+Compression = Literal["none", "sq8", "pq"]
+# Exact search reads every vector per query: fine (a few ms) below this size, too slow above it.
+AUTO_FLAT_BELOW = 200_000
+# Faiss wants about 39 training points per IVF list; below that an IVF corpus stays exact for now.
+TRAINING_POINTS_PER_LIST = 39
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """A corpus's index settings, as accepted by `POST /v1/corpora` and stored with the corpus."""
+
+    type: IndexType = "auto"
+    m: int = 32  # HNSW: links per node
+    ef_construction: int = 80  # HNSW: build-time beam width
+    ef_search: int = 96  # HNSW: search-time beam width (raised to k when k is larger)
+    nlist: int | None = None  # IVF: lists; default about 4 sqrt(n)
+    nprobe: int = 32  # IVF: lists visited per query
+    compression: Compression = "none"  # IVF: none (exact vectors in lists), sq8 (1 byte/dim) or pq
+    pq_m: int = 48  # IVF-PQ: sub-quantizers (must divide the dimension)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> IndexSpec:
+        """The spec stored with a corpus (absent: auto)."""
+        return cls(**(data or {}))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return asdict(self)
+
+    def structure(self, count: int) -> Literal["flat", "hnsw", "ivf"]:
+        """The structure to build for a corpus of `count` vectors."""
+        if self.type == "auto":
+            return "flat" if count < AUTO_FLAT_BELOW else "hnsw"
+        if self.type == "ivf" and count < TRAINING_POINTS_PER_LIST * self.lists(count):
+            return "flat"  # too few vectors to train the lists well; exact search is fast at this size
+        return self.type
+
+    def lists(self, count: int) -> int:
+        """IVF list count for `count` vectors."""
+        return self.nlist or max(16, int(4 * math.sqrt(max(count, 1))))
+
+    def validate(self, dimension: int | None = None) -> None:
+        """Raise ValueError naming the field when a setting is out of range."""
+        if self.type not in ("auto", "flat", "hnsw", "ivf"):
+            raise ValueError(f"index.type must be auto, flat, hnsw or ivf, not {self.type!r}")
+        if not 4 <= self.m <= 128:
+            raise ValueError("index.m must be within 4..128")
+        if not 8 <= self.ef_construction <= 1024 or not 8 <= self.ef_search <= 4096:
+            raise ValueError("index.ef_construction must be within 8..1024, index.ef_search within 8..4096")
+        if self.nlist is not None and not 1 <= self.nlist <= 262_144:
+            raise ValueError("index.nlist must be within 1..262144")
+        if not 1 <= self.nprobe <= 65_536:
+            raise ValueError("index.nprobe must be within 1..65536")
+        if self.compression not in ("none", "sq8", "pq"):
+            raise ValueError("index.compression must be none, sq8 or pq")
+        if self.compression != "none" and self.type != "ivf":
+            raise ValueError("index.compression applies to type ivf only")
+        if dimension is not None and self.compression == "pq" and dimension % self.pq_m:
+            raise ValueError(f"index.pq_m must divide the model's dimension {dimension}")

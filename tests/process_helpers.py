@@ -1,0 +1,52 @@
+"""Real `pairank serve` processes for the tests that need several of them, or a kill -9."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import httpx
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """`pairank serve` in its own process, as an operator runs it."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pairank.cli", "serve", "--port", str(self.port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=120)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, "server exited during start-up"
+            try:
+                if self.http.get("/ready").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError("server never became ready")
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Send a signal (kill -9 by default) and wait for the process to end."""
+        self.process.send_signal(sig)
+        self.process.wait(30)
+        self.http.close()
+
+
+ServerFactory = Callable[..., Server]
