@@ -50,6 +50,8 @@ class Corpus(Base):
     change_seq: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0, server_default="0")
     # The search structure requested at creation (indexes.spec.IndexSpec); null means automatic.
     index_spec: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Maintained by every insert and delete (under the row lock): O(1) counts at any corpus size.
+    document_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, select, text
+from sqlalchemy import delete, select, text
 from sqlalchemy.orm import Session
 
 from app.db.models import Corpus, Document, DocumentChange, utcnow
@@ -59,17 +59,8 @@ class CorpusRepository:
 
     def list_with_counts(self) -> list[tuple[Corpus, int]]:
         """Every corpus with its document count, by name."""
-        counts = (
-            select(Document.corpus_id, func.count(Document.id).label("n"))
-            .group_by(Document.corpus_id)
-            .subquery()
-        )
-        rows = self.session.execute(
-            select(Corpus, func.coalesce(counts.c.n, 0))
-            .outerjoin(counts, counts.c.corpus_id == Corpus.id)
-            .order_by(Corpus.name)
-        )
-        return [(corpus, int(count)) for corpus, count in rows]
+        corpora = self.session.scalars(select(Corpus).order_by(Corpus.name))
+        return [(corpus, int(corpus.document_count)) for corpus in corpora]
 
     def marks(self) -> list[CorpusMark]:
         """Every corpus's id, name and change mark: one cheap query per sync, whatever the corpus sizes."""
@@ -77,10 +68,8 @@ class CorpusRepository:
         return [CorpusMark(int(i), str(n), int(s)) for i, n, s in rows]
 
     def count_documents(self, corpus: Corpus) -> int:
-        """Number of documents in a corpus."""
-        return int(
-            self.session.scalar(select(func.count(Document.id)).where(Document.corpus_id == corpus.id)) or 0
-        )
+        """Number of documents in a corpus (a maintained counter, not a scan)."""
+        return int(corpus.document_count)
 
     def delete(self, corpus: Corpus) -> None:
         """Delete a corpus and (by cascade) its documents and change log."""
@@ -207,6 +196,7 @@ class DocumentRepository:
                 row.updated_at = utcnow()
                 updated += 1
         self.session.flush()
+        self.corpus.document_count = int(self.corpus.document_count) + inserted
         ChangeLog(self.session, self.corpus).record([(row, "upsert") for row in changed])
         return inserted, updated, changed
 
@@ -214,6 +204,7 @@ class DocumentRepository:
         """Delete one document, leaving a tombstone in the change log; returns the new mark."""
         mark = ChangeLog(self.session, self.corpus).record([(document, "delete")])
         self.session.delete(document)
+        self.corpus.document_count = int(self.corpus.document_count) - 1
         return mark
 
     def external_ids(self) -> set[str]:
