@@ -92,10 +92,11 @@ def synthetic_vectors(size: int, dimension: int, seed: int = 0) -> np.ndarray:
     return out
 
 
-def identity(model_dir: Path) -> ModelIdentity:
-    """The tiny model's identity as the service computes it."""
+def identity(folder: Path, model_dir: Path) -> ModelIdentity:
+    """The tiny model's identity as the service computes it (with the variant the service will run)."""
     spec = resolve_model(str(model_dir))
-    return ModelIdentity(spec.model_id, spec.version, spec.weights_sha256, 384)
+    loaded = load_encoder_backend(spec, cache_root=settings_for(folder, model_dir).export_dir)
+    return ModelIdentity(spec.model_id, spec.version, spec.weights_sha256, 384, loaded.variant.key)
 
 
 def write_snapshot(folder: Path, model_dir: Path, ids: np.ndarray, vectors: np.ndarray) -> float:
@@ -105,8 +106,8 @@ def write_snapshot(folder: Path, model_dir: Path, ids: np.ndarray, vectors: np.n
         vectors, ids, np.ones(len(ids), bool), 0, "flat", IndexSpec(type="flat").to_dict()
     )
     settings = settings_for(folder, model_dir)
-    target = snapshot_dir(settings.index_dir, 1, identity(model_dir))
-    save_snapshot(target, content, "bench", identity(model_dir))
+    target = snapshot_dir(settings.index_dir, 1, identity(folder, model_dir))
+    save_snapshot(target, content, "bench", identity(folder, model_dir))
     return round(time.perf_counter() - started, 2)
 
 

@@ -45,13 +45,16 @@ class ModelIdentity:
     model_version: str
     weights_sha256: str | None
     dimension: int
+    # The runtime variant that computed the vectors (e.g. openvino-int8): int8 and fp32 vectors of one
+    # model differ slightly, so a snapshot is reused only by the variant that wrote it.
+    encoder: str = "torch-fp32"
 
 
 def model_folder_name(model: ModelIdentity) -> str:
     """A file-system-safe, collision-free folder name for a model version."""
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", model.model_version).strip("._")[:80] or "model"
-    digest = hashlib.sha256(model.model_version.encode()).hexdigest()[:10]
-    return f"{readable}-{digest}"
+    digest = hashlib.sha256(f"{model.model_version}\0{model.encoder}".encode()).hexdigest()[:10]
+    return f"{readable}-{model.encoder}-{digest}"
 
 
 def corpus_dir(root: Path, corpus_id: int) -> Path:
@@ -111,6 +114,7 @@ def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: Mo
         "model_id": model.model_id,
         "model_version": model.model_version,
         "weights_sha256": model.weights_sha256,
+        "encoder": model.encoder,
         "dimension": model.dimension,
         "metric": METRIC,
         "hwm": int(content.hwm),
@@ -164,6 +168,7 @@ def manifest_matches(manifest: dict[str, Any], model: ModelIdentity) -> bool:
         manifest.get("format_version") == FORMAT_VERSION
         and manifest.get("model_id") == model.model_id
         and manifest.get("weights_sha256") == model.weights_sha256
+        and manifest.get("encoder") == model.encoder
         and manifest.get("dimension") == model.dimension
         and manifest.get("metric") == METRIC
     )

@@ -62,6 +62,7 @@ class IndexStore:
             model_version=encoder.version,
             weights_sha256=encoder.spec.weights_sha256,
             dimension=encoder.dimension,
+            encoder=f"{encoder.backend}-{encoder.precision}",
         )
         self._by_id: dict[int, CorpusIndex] = {}
         self._guard = threading.Lock()
