@@ -112,6 +112,12 @@ class IndexStore:
             name, spec, mark = corpus.name, IndexSpec.from_dict(corpus.index_spec), int(corpus.change_seq)
         started = time.monotonic()
         snapshot = load_snapshot(snapshot_dir(self.root, corpus_id, self.identity), self.identity)
+        if snapshot is not None and snapshot.hwm > mark:
+            # Newer than the database (restored from an older backup): it holds changes the database lost.
+            log.warning(
+                "index %s: snapshot at %d is ahead of the database (%d): rebuilding", name, snapshot.hwm, mark
+            )
+            snapshot = None
         if snapshot is not None:
             index = VectorIndex(self.identity.dimension, spec, snapshot.base)
             index.hwm = snapshot.hwm

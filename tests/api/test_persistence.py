@@ -171,3 +171,29 @@ def test_a_follower_switches_models_without_writing_the_registry(
         after = ModelRepository(session).active()
         assert after is not None and after.version == version
         assert after.activated_at == activated_at  # the follower did not activate it again
+
+
+def test_a_snapshot_ahead_of_a_restored_database_is_rebuilt(
+    make_client: ClientFactory, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = make_client()
+    add_claims(first)
+    runtime = runtime_of(first)
+    runtime.close()  # the snapshot now holds c1..c5 at the corpus's mark
+    # As if the database were restored from a backup taken after the second claim was written:
+    with transaction(runtime.sessions) as session:
+        corpus = CorpusRepository(session).get("claims")
+        assert corpus is not None
+        documents = DocumentRepository(session, corpus)
+        for doc_id in ("c3", "c4", "c5"):
+            row = documents.get(doc_id)
+            assert row is not None
+            session.delete(row)
+        corpus.document_count = 2
+        corpus.change_seq = int(corpus.change_seq) - 3
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="app.services.index_store"):
+        second = make_client()
+    assert any("ahead of the database" in r.getMessage() for r in caplog.records)
+    results = second.post("/v1/corpora/claims/rank", json={"query": CLAIMS[2][1], "k": 10}).json()["results"]
+    assert sorted(r["id"] for r in results) == ["c1", "c2"]
