@@ -77,4 +77,24 @@ def to_markdown(payload: dict[str, Any]) -> str:
         ]
         verdict = f"met by {', '.join(label for label, _ in good)}" if good else "not met"
         lines.append(f"- An ANN setting with recall@10 >= 0.95 at >= 10x flat speed at 1M: {verdict}.")
+    lines += [
+        "",
+        "## Notes",
+        "",
+        "- The upsert is the whole write path through `CorpusService`: encode one text, commit the document",
+        "  and its change-log entry under the corpus row lock, apply the log to the in-memory index. No",
+        "  snapshot is written on that path, so its cost does not grow with the corpus.",
+        "- Start-up maps the snapshot (no vector is read until searched) and replays the 1,000 logged",
+        "  changes (encoding those 1,000 texts). The page cache was warm (the snapshot had just been",
+        "  written); a cold disk pays reading 1.5 GB on the first exact searches, not at start-up.",
+        "- Memory: PSS splits shared pages between the processes sharing them, so it is the memory the",
+        "  workers cost together; RSS counts the shared snapshot once per worker. Every worker ran exact",
+        "  searches, touching every page of the 1.5 GB matrix.",
+        "- Checkpoint at 1M rewrites the 1.5 GB matrix (plus fsync) in the background thread; writes and",
+        "  searches go on meanwhile and wait only for the final rebase step.",
+        "- The synthetic vectors are clustered (about 100 per cluster), which is kind to IVF; real",
+        "  embeddings are less tidy, hence the default of 32 probed lists rather than 16. HNSW with M=16,",
+        "  efConstruction=40 (chosen to keep the 1M build under two minutes here) lost most neighbours",
+        "  across these tight clusters; M=32, efConstruction=80 reached 0.9995 at 100k.",
+    ]
     return "\n".join(lines) + "\n"

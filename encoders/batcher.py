@@ -26,6 +26,7 @@ import numpy as np
 from encoders.backend import EncoderBackend
 
 log = logging.getLogger(__name__)
+_MIN_PASS = 8
 
 
 class Priority(IntEnum):
@@ -211,10 +212,15 @@ class MicroBatcher:
         start = 0
         while start < len(order):
             end = start + 1
-            # Grow the pass while its padded size (count x longest) stays within the token budget.
-            while end < len(order) and (end - start + 1) * len(tokens[order[end]]) <= max(
-                self.config.max_batch_tokens, len(tokens[order[end]])
-            ):
+            shortest = len(tokens[order[start]])
+            # Grow the pass while its padded size (count x longest) stays within the token budget, and
+            # start a new one once a pass of 8 would pad its shortest text to over 1.5x its length.
+            while end < len(order):
+                longest = len(tokens[order[end]])
+                if (end - start + 1) * longest > max(self.config.max_batch_tokens, longest):
+                    break
+                if end - start >= _MIN_PASS and longest > 1.5 * shortest:
+                    break
                 end += 1
             chunk = order[start:end]
             out[chunk] = self.backend.forward([tokens[i] for i in chunk])

@@ -21,6 +21,7 @@ import faiss
 import numpy as np
 
 from indexes.ann import ann_search
+from indexes.combiner import SearchCombiner
 from indexes.spec import IndexSpec
 from pairank.locks import SharedExclusiveLock
 
@@ -106,7 +107,9 @@ class VectorIndex:
         # Deletes since the snapshot of ids that were in the base: id -> seq (replayed onto a new base).
         self.deleted: dict[int, int] = {}
         self.hwm = 0
+        self.dead_in_base = int(len(self.base.alive) - self.base.alive.sum())
         self._lock = SharedExclusiveLock()
+        self.combined = SearchCombiner(self.search)
 
     def __len__(self) -> int:
         with self._lock.shared():
@@ -135,6 +138,7 @@ class VectorIndex:
             del self.delta.row_of[doc_id]
         else:
             self.base.alive[row] = False
+            self.dead_in_base += 1
         return True
 
     def apply(
@@ -194,7 +198,7 @@ class VectorIndex:
     def dead_fraction(self) -> float:
         """Share of base rows that are dead (superseded or deleted)."""
         with self._lock.shared():
-            return float(1 - self.base.alive.mean()) if len(self.base.alive) else 0.0
+            return self.dead_in_base / len(self.base.alive) if len(self.base.alive) else 0.0
 
     def vectors(self, doc_ids: Sequence[int]) -> np.ndarray:
         """Stored vectors of the given ids, in order (KeyError names the first missing id)."""
@@ -227,14 +231,15 @@ class VectorIndex:
         base = self.base
         if not len(base.ids):
             return np.zeros((len(matrix), 0), np.float32), np.zeros((len(matrix), 0), np.int64)
+        alive = base.alive if self.dead_in_base else None  # a mask only when some rows died
         if base.ann is not None:
-            scores, rows = ann_search(base.ann, self.spec, matrix, min(k, len(base.ids)), base.alive)
+            scores, rows = ann_search(base.ann, self.spec, matrix, min(k, len(base.ids)), alive)
             found = rows >= 0
             ids = np.where(found, base.ids[np.maximum(rows, 0)], -1)
             return np.where(found, scores, -np.inf).astype(np.float32), ids
         scores = (matrix @ np.asarray(base.vectors).T).astype(np.float32, copy=False)
-        if not base.alive.all():
-            scores[:, ~base.alive] = -np.inf
+        if alive is not None:
+            scores[:, ~alive] = -np.inf
         keep = min(k, scores.shape[1])
         top = np.argpartition(-scores, keep - 1, axis=1)[:, :keep]
         return np.take_along_axis(scores, top, axis=1), base.ids[top]

@@ -25,11 +25,15 @@ def _enable_sqlite_foreign_keys(dbapi_connection: Any, _record: Any) -> None:
 def make_engine(url: str) -> Engine:
     """Create an engine; for a SQLite file, create its folder and switch on foreign keys and WAL."""
     parsed = make_url(url)
-    kwargs: dict[str, Any] = {"pool_pre_ping": True}
+    # Up to 30 connections per process: the request thread pool has 40 threads, and a connection opened
+    # past the pool is closed again after one use (costly under load, and on SQLite it re-runs PRAGMAs).
+    kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        # A local file cannot drop a connection: no ping per checkout; keep every connection pooled.
+        kwargs.update(pool_pre_ping=False, pool_size=30, max_overflow=0)
     engine = create_engine(url, **kwargs)
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _enable_sqlite_foreign_keys)

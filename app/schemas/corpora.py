@@ -17,7 +17,7 @@ class IndexSpecIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     type: Literal["auto", "flat", "hnsw", "ivf"] = Field(
-        "auto", description="auto: exact below 200,000 documents, HNSW above."
+        "auto", description="auto: exact below 200,000 documents, IVF above."
     )
     m: int = Field(32, ge=4, le=128, description="HNSW links per node.")
     ef_construction: int = Field(80, ge=8, le=1024, description="HNSW build beam width.")

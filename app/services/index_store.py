@@ -77,7 +77,15 @@ class IndexStore:
             self._open(mark.id)
 
     def get(self, name: str) -> CorpusIndex:
-        """The corpus's index, opened first if this worker has not opened it yet (never an empty stand-in)."""
+        """The corpus's index, opened first if this worker has not opened it yet (never an empty stand-in).
+
+        An opened corpus is found by name without a database query; a corpus another worker deleted is
+        forgotten at the next sync, and its documents are gone from the database at once anyway.
+        """
+        with self._guard:
+            for candidate in self._by_id.values():
+                if candidate.name == name:
+                    return candidate
         with self.sessions() as session:
             corpus = CorpusRepository(session).get(name)
             if corpus is None:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.db.repository import CorpusRepository, DocumentRepository
+from app.db.repository import CorpusRepository, DocumentRepository, documents_by_ids
 from app.services.corpora import corpus_not_found
 from app.services.errors import InvalidInputError, NotFoundError
+from app.services.index_store import CorpusIndex
 from app.services.limits import check_count, check_text, check_texts
 from app.services.runtime import Runtime
 
@@ -64,13 +65,12 @@ class RankingService:
         self.runtime = runtime
         self.settings = runtime.settings
 
-    def _resolve(self, corpus_name: str, hits: Sequence[tuple[int, float]]) -> list[tuple[str, str, float]]:
+    def _resolve(
+        self, opened: CorpusIndex, hits: Sequence[tuple[int, float]]
+    ) -> list[tuple[str, str, float]]:
         # Ids and texts come from the database, the source of truth; a hit deleted meanwhile is dropped.
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(corpus_name)
-            if corpus is None:
-                raise corpus_not_found(corpus_name)
-            found = DocumentRepository(session, corpus).by_ids([doc_id for doc_id, _ in hits])
+            found = documents_by_ids(session, opened.corpus_id, [doc_id for doc_id, _ in hits])
         return [(found[d][0], found[d][1], score) for d, score in hits if d in found]
 
     def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
@@ -95,13 +95,13 @@ class RankingService:
         opened = state.indexes.get(corpus_name)
         query_vector = state.encoder.encode([query])
         if candidates is None:
-            resolved = self._resolve(corpus_name, opened.index.search(query_vector, k)[0])
+            resolved = self._resolve(opened, opened.index.combined.search(query_vector[0], k))
         else:
             unique = list(dict.fromkeys(candidates))
             database_ids = self._database_ids(corpus_name, "candidates", unique)
             scores = state.indexes.vectors_of(opened, database_ids) @ query_vector[0]
             ranked = order_by_score(database_ids, scores, k)
-            resolved = self._resolve(corpus_name, [(int(d), s) for d, s in ranked])
+            resolved = self._resolve(opened, [(int(d), s) for d, s in ranked])
         items = [RankedItem(d, text, s, rank) for rank, (d, text, s) in enumerate(resolved, start=1)]
         return Ranking(items, state.model_version)
 
@@ -136,7 +136,7 @@ class RankingService:
         all_hits = opened.index.search(vectors, k + 1)
         results = []
         for (own_id, text), hits in zip(inputs, all_hits, strict=True):
-            resolved = self._resolve(corpus_name, [(d, s) for d, s in hits if s >= used])
+            resolved = self._resolve(opened, [(d, s) for d, s in hits if s >= used])
             kept = [(d, t, s) for d, t, s in resolved if d != own_id][:k]
             matches = [RankedItem(d, t, s, rank) for rank, (d, t, s) in enumerate(kept, start=1)]
             results.append(DuplicateMatches(text, own_id, matches))

@@ -113,7 +113,7 @@ def test_ann_structures_skip_dead_rows_and_find_the_neighbours(spec: IndexSpec, 
 
 def test_auto_spec_is_exact_below_the_threshold() -> None:
     assert IndexSpec().structure(199_999) == "flat"
-    assert IndexSpec().structure(200_000) == "hnsw"
+    assert IndexSpec().structure(200_000) == "ivf"
     assert IndexSpec(type="ivf", nlist=100).structure(1000) == "flat"  # too few points to train 100 lists
     with pytest.raises(ValueError, match="compression applies to type ivf"):
         IndexSpec(type="hnsw", compression="pq").validate()
