@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install serve test lint format clean
+.PHONY: install serve test lint format fuzz clean
 
 # torch goes first, pinned to the CPU build, so the project's torch range installs nothing more.
 $(STAMP): pyproject.toml
@@ -28,6 +28,10 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy app indexes encoders pairank evaluation training migrations
+
+# A longer contract fuzz than the test suite's: FUZZ_EXAMPLES cases per operation and mode.
+fuzz: $(STAMP)
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-500} $(VENV)/bin/pytest -q tests/api/test_fuzz.py
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -79,6 +79,9 @@ class Settings(BaseSettings):
     max_candidates_per_request: int = Field(1_000, ge=1, description="Candidate ids per corpus rank call.")
     max_texts_per_request: int = Field(100, ge=1, description="Input texts per duplicates call.")
     max_request_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Largest accepted request body.")
+    max_import_bytes: int = Field(
+        2 * 1024**3, ge=1024, description="Largest JSON-lines upload of a bulk import (413 above)."
+    )
     max_evaluation_queries: int = Field(10_000, ge=1, description="Queries per evaluation request.")
     max_evaluation_documents: int = Field(
         100_000, ge=1, description="Inline documents per evaluation request."

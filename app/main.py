@@ -9,7 +9,10 @@ from fastapi import FastAPI
 
 from app.api.body_limit import BodySizeLimit
 from app.api.errors import install_error_handlers
-from app.api.routes import admin, corpora, evaluations, health, pairs, ranking
+from app.api.json_guard import JsonBodyGuard
+from app.api.openapi import install_contract
+from app.api.routes import admin, corpora, evaluations, health, imports, pairs, ranking
+from app.api.routes.imports import IMPORTS_PATH
 from app.config import Settings, get_settings
 from app.services.runtime import Runtime
 from pairank import __version__
@@ -37,10 +40,19 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         description="Semantic ranking, duplicate detection and similarity over corpora of claims, answers "
         "and questions.",
         lifespan=lifespan,
+        # A trailing slash is never redirected: a client following a redirect could otherwise turn
+        # `DELETE .../documents/..` (normalised to `.../corpus/`) into a delete of the whole corpus.
+        redirect_slashes=False,
     )
     install_error_handlers(app)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
-    for module in (health, corpora, ranking, evaluations, pairs, admin):
+    install_contract(app, settings)
+    app.add_middleware(JsonBodyGuard)
+    app.add_middleware(
+        BodySizeLimit,
+        max_bytes=settings.max_request_bytes,
+        overrides=[(IMPORTS_PATH, settings.max_import_bytes)],
+    )
+    for module in (health, corpora, ranking, evaluations, pairs, imports, admin):
         app.include_router(module.router)
     return app
 

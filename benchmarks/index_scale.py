@@ -57,7 +57,9 @@ def run_size(size: int, workdir: Path, model_dir: Path, workers: bool) -> dict[s
         latencies = []
         for i in range(200):
             begun = time.perf_counter()
-            service.upsert_documents("bench", [(f"upsert-{i % 50}", f"an updated claim number {i}", None)])
+            service.upsert_documents(
+                "bench", [(f"upsert-{i % 50}", f"an updated claim number {i}", None, True)]
+            )
             latencies.append((time.perf_counter() - begun) * 1000)
         result["upsert_ms"] = {
             "p50": round(percentile(latencies, 0.5), 2),

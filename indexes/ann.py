@@ -34,7 +34,9 @@ def build_ann(spec: IndexSpec, structure: str, vectors: np.ndarray, seed: int = 
             quantizer, dimension, lists, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
         )
     elif spec.compression == "pq":
-        ivf = faiss.IndexIVFPQ(quantizer, dimension, lists, spec.pq_m, 8, faiss.METRIC_INNER_PRODUCT)
+        # Sub-quantizers must divide the dimension: the largest divisor at most the requested count.
+        parts = max(p for p in range(1, spec.pq_m + 1) if dimension % p == 0)
+        ivf = faiss.IndexIVFPQ(quantizer, dimension, lists, parts, 8, faiss.METRIC_INNER_PRODUCT)
     else:
         ivf = faiss.IndexIVFFlat(quantizer, dimension, lists, faiss.METRIC_INNER_PRODUCT)
     rng = np.random.default_rng(seed)

@@ -25,7 +25,7 @@ class IndexSpec:
     nlist: int | None = None  # IVF: lists; default about 4 sqrt(n)
     nprobe: int = 32  # IVF: lists visited per query
     compression: Compression = "none"  # IVF: none (exact vectors in lists), sq8 (1 byte/dim) or pq
-    pq_m: int = 48  # IVF-PQ: sub-quantizers (must divide the dimension)
+    pq_m: int = 48  # IVF-PQ: sub-quantizers (the largest divisor of the dimension up to this is used)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> IndexSpec:
@@ -51,7 +51,7 @@ class IndexSpec:
         """IVF list count for `count` vectors."""
         return self.nlist or max(16, int(4 * math.sqrt(max(count, 1))))
 
-    def validate(self, dimension: int | None = None) -> None:
+    def validate(self) -> None:
         """Raise ValueError naming the field when a setting is out of range."""
         if self.type not in ("auto", "flat", "hnsw", "ivf"):
             raise ValueError(f"index.type must be auto, flat, hnsw or ivf, not {self.type!r}")
@@ -67,5 +67,3 @@ class IndexSpec:
             raise ValueError("index.compression must be none, sq8 or pq")
         if self.compression != "none" and self.type != "ivf":
             raise ValueError("index.compression applies to type ivf only")
-        if dimension is not None and self.compression == "pq" and dimension % self.pq_m:
-            raise ValueError(f"index.pq_m must divide the model's dimension {dimension}")

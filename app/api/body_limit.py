@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -15,18 +17,25 @@ class BodyTooLarge(Exception):
 class BodySizeLimit:
     """Answer 413 when Content-Length, or the bytes actually streamed, exceed `max_bytes`."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, overrides: Sequence[tuple[str, int]] = ()) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        # (path regex, limit): bulk imports take files far larger than any other request.
+        self.overrides = [(re.compile(pattern), limit) for pattern, limit in overrides]
+
+    def limit_for(self, path: str) -> int:
+        """The body limit of a path."""
+        return next((limit for pattern, limit in self.overrides if pattern.match(path)), self.max_bytes)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.limit_for(scope.get("path", ""))
         headers = dict(scope.get("headers") or [])
         declared = headers.get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(send)
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            await self._reject(send, limit)
             return
         received = 0
         started = False
@@ -36,7 +45,7 @@ class BodySizeLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
+                if received > limit:
                     raise BodyTooLarge
             return message
 
@@ -49,13 +58,13 @@ class BodySizeLimit:
             await self.app(scope, limited_receive, tracking_send)
         except BodyTooLarge:
             if not started:
-                await self._reject(send)
+                await self._reject(send, limit)
 
-    async def _reject(self, send: Send) -> None:
+    async def _reject(self, send: Send, limit: int) -> None:
         body: dict[str, Any] = {
-            "detail": f"body: request body exceeds the limit of {self.max_bytes} bytes",
+            "detail": f"body: request body exceeds the limit of {limit} bytes",
             "field": "body",
-            "limit": self.max_bytes,
+            "limit": limit,
         }
         payload = json.dumps(body).encode()
         await send(

@@ -9,6 +9,7 @@ from fastapi import Depends, Request
 from app.services.calibration import CalibrationService
 from app.services.corpora import CorpusService
 from app.services.evaluations import EvaluationService
+from app.services.imports import ImportService
 from app.services.model_admin import ModelAdminService
 from app.services.pairs import PairService
 from app.services.ranking import RankingService
@@ -57,6 +58,11 @@ def get_model_admin_service(request: Request) -> ModelAdminService:
     return ModelAdminService(get_runtime(request))
 
 
+def get_import_service(request: Request) -> ImportService:
+    """Bulk-import use cases on this app's runtime."""
+    return ImportService(get_runtime(request))
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 CorpusServiceDep = Annotated[CorpusService, Depends(get_corpus_service)]
 RankingServiceDep = Annotated[RankingService, Depends(get_ranking_service)]
@@ -65,3 +71,4 @@ CalibrationServiceDep = Annotated[CalibrationService, Depends(get_calibration_se
 PairServiceDep = Annotated[PairService, Depends(get_pair_service)]
 RetrainServiceDep = Annotated[RetrainService, Depends(get_retrain_service)]
 ModelAdminServiceDep = Annotated[ModelAdminService, Depends(get_model_admin_service)]
+ImportServiceDep = Annotated[ImportService, Depends(get_import_service)]

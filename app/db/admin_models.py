@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.models import Base, utcnow
+from app.db.types import UtcDateTime
 
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 UNFINISHED_JOB_STATUSES = ("queued", "running")
@@ -29,7 +30,7 @@ class TrainingPair(Base):
     document: Mapped[str | None] = mapped_column(Text, nullable=True)
     label: Mapped[float] = mapped_column(Float, nullable=False)
     split: Mapped[str | None] = mapped_column(String(8), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
 
 
 class Job(Base):
@@ -48,9 +49,9 @@ class Job(Base):
     run_dir: Mapped[str | None] = mapped_column(Text, nullable=True)
     model_version: Mapped[str | None] = mapped_column(String(300), nullable=True)
     gate: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
 
 
 class ModelVersion(Base):
@@ -70,5 +71,5 @@ class ModelVersion(Base):
     # How the version is served: backend, precision and the export's quality-gate result.
     encoder: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
-    activated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
+    activated_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)

@@ -79,9 +79,10 @@ class JobRepository:
         """One job by id."""
         return self.session.get(Job, job_id)
 
-    def unfinished(self) -> Job | None:
-        """The queued or running job, if any."""
-        return self.session.scalar(select(Job).where(Job.status.in_(UNFINISHED_JOB_STATUSES)).limit(1))
+    def unfinished(self, kind: str) -> Job | None:
+        """The queued or running job of a kind, if any."""
+        query = select(Job).where(Job.kind == kind, Job.status.in_(UNFINISHED_JOB_STATUSES))
+        return self.session.scalar(query.limit(1))
 
     def list_recent(self, limit: int) -> list[Job]:
         """Newest jobs first."""

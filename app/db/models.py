@@ -9,7 +9,6 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     CheckConstraint,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -19,6 +18,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from app.db.types import UtcDateTime
 
 CORPUS_KINDS = ("claim", "answer", "question")
 
@@ -52,9 +53,9 @@ class Corpus(Base):
     index_spec: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # Maintained by every insert and delete (under the row lock): O(1) counts at any corpus size.
     document_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
+        UtcDateTime(), default=utcnow, onupdate=utcnow, nullable=False
     )
 
     documents: Mapped[list[Document]] = relationship(
@@ -77,9 +78,9 @@ class Document(Base):
     # The hash lets start-up reconcile an index bundle with the database without reading every text.
     text_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
     meta: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(
-        DateTime(timezone=True), default=utcnow, onupdate=utcnow, nullable=False
+        UtcDateTime(), default=utcnow, onupdate=utcnow, nullable=False
     )
 
     corpus: Mapped[Corpus] = relationship(back_populates="documents")
@@ -111,7 +112,7 @@ class DocumentChange(Base):
     external_id: Mapped[str] = mapped_column(String(256), nullable=False)
     op: Mapped[str] = mapped_column(String(8), nullable=False)
     text_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
 
 
 EVALUATION_STATUSES = ("queued", "running", "succeeded", "failed")
@@ -137,7 +138,7 @@ class Evaluation(Base):
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     per_query: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, nullable=False)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     duration_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -9,9 +9,20 @@ from typing import Any
 from sqlalchemy import delete, select, text
 from sqlalchemy.orm import Session
 
+from app.db.metadata_filter import metadata_condition
 from app.db.models import Corpus, Document, DocumentChange, utcnow
 
 CHANGES_CHANNEL = "pairank_changes"
+
+
+class _Keep:
+    """Marks an upsert that leaves a document's stored metadata as it is (the field was omitted)."""
+
+    def __repr__(self) -> str:
+        return "KEEP_METADATA"
+
+
+KEEP_METADATA: Any = _Keep()
 
 
 @dataclass(frozen=True)
@@ -21,7 +32,7 @@ class DocumentInput:
     external_id: str
     text: str
     text_sha256: str
-    metadata: dict[str, Any] | None
+    metadata: dict[str, Any] | None  # or KEEP_METADATA: keep what is stored (None for a new document)
 
 
 @dataclass(frozen=True)
@@ -128,15 +139,28 @@ class ChangeLog:
 def documents_by_ids(session: Session, corpus_id: int, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
     """Database id -> (external id, text) of a corpus's documents (missing ids are absent): one query
     per 500 ids, no corpus lookup, for the search path."""
-    found: dict[int, tuple[str, str]] = {}
+    return {
+        pk: (external_id, body)
+        for pk, (external_id, body, _) in found_documents(session, corpus_id, ids).items()
+    }
+
+
+def found_documents(
+    session: Session, corpus_id: int, ids: Sequence[int], metadata: bool = False
+) -> dict[int, tuple[str, str, dict[str, Any] | None]]:
+    """Database id -> (external id, text, metadata or None unless asked) of a corpus's documents."""
+    found: dict[int, tuple[str, str, dict[str, Any] | None]] = {}
     unique = list(dict.fromkeys(int(i) for i in ids))
+    columns = [Document.id, Document.external_id, Document.text] + ([Document.meta] if metadata else [])
     for start in range(0, len(unique), 500):
         rows = session.execute(
-            select(Document.id, Document.external_id, Document.text).where(
+            select(*columns).where(
                 Document.corpus_id == corpus_id, Document.id.in_(unique[start : start + 500])
             )
         )
-        found.update({int(pk): (external_id, body) for pk, external_id, body in rows})
+        for row in rows:
+            values: tuple[Any, ...] = tuple(row)
+            found[int(values[0])] = (str(values[1]), str(values[2]), values[3] if metadata else None)
     return found
 
 
@@ -190,15 +214,18 @@ class DocumentRepository:
                     external_id=item.external_id,
                     text=item.text,
                     text_sha256=item.text_sha256,
-                    meta=item.metadata,
+                    meta=None if item.metadata is KEEP_METADATA else item.metadata,
                 )
                 self.session.add(row)
                 changed.append(row)
                 inserted += 1
-            elif row.text_sha256 != item.text_sha256 or row.meta != item.metadata:
+            else:
+                metadata = row.meta if item.metadata is KEEP_METADATA else item.metadata
+                if row.text_sha256 == item.text_sha256 and row.meta == metadata:
+                    continue
                 if row.text_sha256 != item.text_sha256:
                     changed.append(row)
-                row.text, row.text_sha256, row.meta = item.text, item.text_sha256, item.metadata
+                row.text, row.text_sha256, row.meta = item.text, item.text_sha256, metadata
                 row.updated_at = utcnow()
                 updated += 1
         self.session.flush()
@@ -236,6 +263,27 @@ class DocumentRepository:
                 return
             last_id = rows[-1][0]
             yield [(int(pk), body) for pk, body in rows]
+
+    def ids_matching(self, conditions: dict[str, Any], limit: int | None = None) -> list[int]:
+        """Database ids of the documents whose metadata matches every filter key (ids ascending)."""
+        dialect = self.session.get_bind().dialect.name
+        query = select(Document.id).where(Document.corpus_id == self.corpus.id)
+        for key, wanted in conditions.items():
+            query = query.where(metadata_condition(dialect, key, wanted))
+        query = query.order_by(Document.id)
+        if limit is not None:
+            query = query.limit(limit)
+        return [int(row) for row in self.session.scalars(query)]
+
+    def page(self, after: int, limit: int) -> list[Document]:
+        """Up to `limit` documents with a database id above `after`, in id order (keyset paging)."""
+        query = (
+            select(Document)
+            .where(Document.corpus_id == self.corpus.id, Document.id > after)
+            .order_by(Document.id)
+            .limit(limit)
+        )
+        return list(self.session.scalars(query))
 
     def iter_texts(self, batch_size: int = 1000) -> Iterator[list[tuple[str, str]]]:
         """All (external id, text) pairs of the corpus in batches, in id order."""

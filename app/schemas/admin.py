@@ -6,19 +6,26 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
-from app.schemas.common import CorpusName, DocumentId, NonBlankText
+from app.schemas.common import CorpusName, DocumentId, JsonObject, NonBlankText, limited
+from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
 
 
-class PairIn(BaseModel):
+class PairIn(RequestModel):
     """A labeled pair: a query and a stored document (by id) or an inline document text."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(json_schema_extra=exactly_one_of(("document_id",), ("document",)))
     query: NonBlankText
-    document_id: DocumentId | None = None
-    document: NonBlankText | None = None
+    document_id: DocumentId | SkipJsonSchema[None] = None
+    document: NonBlankText | SkipJsonSchema[None] = None
     label: float = Field(ge=-1000, le=1000, description="1/0 (match or not) or a graded score.")
     split: Literal["train", "dev"] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        return no_nulls(data, "document_id", "document")
 
     @model_validator(mode="after")
     def _one_document(self) -> PairIn:
@@ -27,11 +34,10 @@ class PairIn(BaseModel):
         return self
 
 
-class PairsCreate(BaseModel):
+class PairsCreate(RequestModel):
     """POST /v1/corpora/{name}/pairs body."""
 
-    model_config = ConfigDict(extra="forbid")
-    pairs: list[PairIn] = Field(min_length=1)
+    pairs: list[PairIn] = limited("max_pairs_per_request", min_length=1)
 
 
 class PairOut(BaseModel):
@@ -70,18 +76,16 @@ class PairList(BaseModel):
     counts: PairCounts
 
 
-class SplitRequest(BaseModel):
+class SplitRequest(RequestModel):
     """POST /v1/corpora/{name}/pairs/split body: a deterministic split by query text."""
 
-    model_config = ConfigDict(extra="forbid")
     dev_fraction: float = Field(0.2, gt=0.0, lt=1.0)
     seed: int = Field(0, ge=0)
 
 
-class DevSet(BaseModel):
+class DevSet(RequestModel):
     """The dev set of a retraining job: explicit pairs, or a fraction of the stored pairs."""
 
-    model_config = ConfigDict(extra="forbid")
     pairs: list[PairIn] | None = Field(None, min_length=1)
     fraction: float | None = Field(None, gt=0.0, lt=1.0)
 
@@ -93,9 +97,9 @@ class RetrainRequest(BaseModel):
     corpus: CorpusName
     base_model: str | None = Field(None, description="Default: the active model.")
     loss: str | None = None
-    loss_params: dict[str, Any] | None = None
+    loss_params: JsonObject | None = None
     shuffling: str | None = None
-    shuffle_params: dict[str, Any] | None = None
+    shuffle_params: JsonObject | None = None
     epochs: int | None = Field(None, ge=1, le=50)
     batch_size: int | None = Field(None, ge=2, le=1024)
     learning_rate: float | None = Field(None, gt=0.0, le=1.0)

@@ -3,38 +3,58 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from app.schemas.common import CorpusName, DocumentId, NonBlankText
+from app.schemas.common import CorpusName, Description, DocumentId, Metadata, NonBlankText, limited
+from app.schemas.requests import RequestModel
 
 CorpusKind = Literal["claim", "answer", "question"]
 
 
-class IndexSpecIn(BaseModel):
-    """How a corpus is searched: exact, HNSW or IVF (see README, "Index types")."""
+class AutoIndex(RequestModel):
+    """Exact search below 200,000 documents, IVF above (the default)."""
 
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["auto", "flat", "hnsw", "ivf"] = Field(
-        "auto", description="auto: exact below 200,000 documents, IVF above."
+    type: Literal["auto"]
+
+
+class FlatIndex(RequestModel):
+    """Exact search at any size."""
+
+    type: Literal["flat"]
+
+
+class HnswIndex(RequestModel):
+    """Faiss HNSW: a graph over the vectors."""
+
+    type: Literal["hnsw"]
+    m: int = Field(32, ge=4, le=128, description="Links per node.")
+    ef_construction: int = Field(80, ge=8, le=1024, description="Build beam width.")
+    ef_search: int = Field(96, ge=8, le=4096, description="Search beam width (at least k).")
+
+
+class IvfIndex(RequestModel):
+    """Faiss IVF: vectors in lists around centroids, a few lists searched per query."""
+
+    type: Literal["ivf"]
+    nlist: int | None = Field(None, ge=1, le=262144, description="Lists (default about 4 sqrt(n)).")
+    nprobe: int = Field(32, ge=1, le=65536, description="Lists visited per query.")
+    compression: Literal["none", "sq8", "pq"] = Field("none", description="Vector compression in the lists.")
+    pq_m: Literal[8, 16, 32, 48, 64, 96] = Field(
+        48, description="PQ sub-quantizers (the largest divisor of the dimension at most this is used)."
     )
-    m: int = Field(32, ge=4, le=128, description="HNSW links per node.")
-    ef_construction: int = Field(80, ge=8, le=1024, description="HNSW build beam width.")
-    ef_search: int = Field(96, ge=8, le=4096, description="HNSW search beam width (at least k).")
-    nlist: int | None = Field(None, ge=1, le=262144, description="IVF lists (default about 4 sqrt(n)).")
-    nprobe: int = Field(32, ge=1, le=65536, description="IVF lists visited per query.")
-    compression: Literal["none", "sq8", "pq"] = Field("none", description="IVF vector compression.")
-    pq_m: int = Field(48, ge=1, le=384, description="IVF-PQ sub-quantizers (must divide the dimension).")
 
 
-class CorpusCreate(BaseModel):
+IndexSpecIn = Annotated[AutoIndex | FlatIndex | HnswIndex | IvfIndex, Field(discriminator="type")]
+
+
+class CorpusCreate(RequestModel):
     """POST /v1/corpora body."""
 
-    model_config = ConfigDict(extra="forbid")
     name: CorpusName
     kind: CorpusKind
-    description: str | None = Field(None, max_length=2000)
+    description: Description | None = None
     index: IndexSpecIn | None = Field(None, description="Search structure; omitted: automatic by size.")
 
 
@@ -78,20 +98,20 @@ class CorpusList(BaseModel):
     corpora: list[CorpusOut]
 
 
-class DocumentIn(BaseModel):
+class DocumentIn(RequestModel):
     """One document to insert or update."""
 
-    model_config = ConfigDict(extra="forbid")
     id: DocumentId
     text: NonBlankText
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = Field(
+        None, description="Replaces the stored metadata when given; kept as it is when omitted."
+    )
 
 
-class DocumentsUpsert(BaseModel):
+class DocumentsUpsert(RequestModel):
     """POST /v1/corpora/{name}/documents body."""
 
-    model_config = ConfigDict(extra="forbid")
-    documents: list[DocumentIn] = Field(min_length=1)
+    documents: list[DocumentIn] = limited("max_documents_per_request", min_length=1)
 
 
 class UpsertOut(BaseModel):
@@ -112,3 +132,10 @@ class DocumentOut(BaseModel):
     metadata: dict[str, Any] | None
     created_at: datetime
     updated_at: datetime
+
+
+class DocumentPage(BaseModel):
+    """GET /v1/corpora/{name}/documents: a page, and the cursor of the next one (null at the end)."""
+
+    documents: list[DocumentOut]
+    next_cursor: int | None = Field(description="Pass as `cursor` for the next page; null at the end.")

@@ -3,51 +3,76 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
-from app.schemas.common import CorpusName, DocumentId, NonBlankText
+from app.schemas.common import CorpusName, Description, DocumentId, NonBlankText, limited
+from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
+from evaluation.metrics import METRIC_FAMILIES, parse_metric
+
+# What evaluation.metrics.parse_metric accepts, as one pattern: MAP, MRR, or a family at a cutoff.
+_CUTOFF_FAMILIES = "|".join(sorted(name[:-2] for name in METRIC_FAMILIES if name.endswith("@k")))
+METRIC_NAME_PATTERN = rf"^(MAP|MRR|({_CUTOFF_FAMILIES})@[1-9][0-9]{{0,5}})$"
 
 
-class LabeledText(BaseModel):
+def _known_metric(name: str) -> str:
+    # The schema states the same rule as METRIC_NAME_PATTERN; the message names the metrics there are.
+    parse_metric(name)
+    return name
+
+
+class LabeledText(RequestModel):
     """A query or an inline document: id and text."""
 
-    model_config = ConfigDict(extra="forbid")
     id: DocumentId
     text: NonBlankText
 
 
-class Judgment(BaseModel):
+class Judgment(RequestModel):
     """One qrels row: how relevant a document is to a query (0 = judged non-relevant)."""
 
-    model_config = ConfigDict(extra="forbid")
     query_id: DocumentId
     document_id: DocumentId
     relevance: int = Field(ge=-1000, le=1000)
 
 
-class EvaluationCreate(BaseModel):
+class EvaluationCreate(RequestModel):
     """POST /v1/evaluations body: labeled queries ranked against a corpus or inline documents."""
 
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(None, max_length=200)
-    corpus: CorpusName | None = Field(None, description="Rank against this existing corpus's index.")
-    documents: list[LabeledText] | None = Field(
-        None, min_length=1, description="Or rank these inline documents."
-    )
-    queries: list[LabeledText] = Field(min_length=1)
+    model_config = ConfigDict(json_schema_extra=exactly_one_of(("corpus",), ("documents",)))
+    name: Annotated[Description, Field(max_length=200)] | None = None
+    corpus: CorpusName | SkipJsonSchema[None] = Field(None, description="Rank against this existing corpus.")
+    documents: (
+        Annotated[
+            list[LabeledText],
+            limited("max_evaluation_documents", min_length=1, description="Or rank these inline documents."),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
+    queries: list[LabeledText] = limited("max_evaluation_queries", min_length=1)
     qrels: list[Judgment] = Field(min_length=1)
     mode: Literal["retrieval", "rerank"] = Field(
         "retrieval",
         description="retrieval: against every document; rerank: only each query's judged documents.",
     )
     relevance_level: int = Field(1, ge=1, le=1000, description="Grades at or above this are relevant.")
-    metrics: list[str] | None = Field(
-        None, min_length=1, description="e.g. MAP, MRR, HasPositive@1, nDCG@10."
-    )
+    metrics: (
+        list[
+            Annotated[
+                str, AfterValidator(_known_metric), Field(json_schema_extra={"pattern": METRIC_NAME_PATTERN})
+            ]
+        ]
+        | None
+    ) = Field(None, min_length=1, description="e.g. MAP, MRR, HasPositive@1, nDCG@10.")
     cutoffs: list[Annotated[int, Field(ge=1, le=1000)]] | None = Field(None, min_length=1)
     top_k: int = Field(100, ge=1, le=1000, description="Retrieval depth per query.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        return no_nulls(data, "corpus", "documents")
 
     @model_validator(mode="after")
     def _one_document_source(self) -> EvaluationCreate:
@@ -81,14 +106,19 @@ class EvaluationList(BaseModel):
     evaluations: list[EvaluationOut]
 
 
-class CalibrationPair(BaseModel):
+class CalibrationPair(RequestModel):
     """A labeled pair: a text and a corpus document (by id) or another text; label 1 = duplicate."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(json_schema_extra=exactly_one_of(("document_id",), ("document",)))
     text: NonBlankText
-    document_id: DocumentId | None = None
-    document: NonBlankText | None = None
+    document_id: DocumentId | SkipJsonSchema[None] = None
+    document: NonBlankText | SkipJsonSchema[None] = None
     label: Literal[0, 1]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        return no_nulls(data, "document_id", "document")
 
     @model_validator(mode="after")
     def _one_side(self) -> CalibrationPair:
@@ -97,11 +127,17 @@ class CalibrationPair(BaseModel):
         return self
 
 
-class CalibrationRequest(BaseModel):
+class CalibrationRequest(RequestModel):
     """POST /v1/corpora/{name}/calibrate body."""
 
-    model_config = ConfigDict(extra="forbid")
-    pairs: list[CalibrationPair] = Field(min_length=2)
+    pairs: list[CalibrationPair] = limited(
+        "max_pairs_per_request",
+        min_length=2,
+        description="At least one duplicate (label 1) and one non-duplicate (label 0).",
+        json_schema_extra={
+            "allOf": [{"contains": {"properties": {"label": {"const": v}}}} for v in (0, 1)],
+        },
+    )
 
 
 class CalibrationOut(BaseModel):

@@ -2,28 +2,68 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
-from app.schemas.common import DocumentId, NonBlankText, Threshold, TopK
+from app.schemas.common import (
+    DocumentId,
+    MetaString,
+    NonBlankText,
+    StrictBool,
+    StrictFiniteFloat,
+    StrictInt64,
+    Threshold,
+    TopK,
+    limited,
+)
+from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
+
+FilterScalar = MetaString | StrictInt64 | StrictFiniteFloat | StrictBool  # noqa: UP007
 
 
-class CorpusRankRequest(BaseModel):
+class InFilter(RequestModel):
+    """Matches when the metadata value equals any of these."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    in_: list[FilterScalar] = Field(alias="in", min_length=1, max_length=100)
+
+
+MetadataFilter = Annotated[
+    dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,100}$")], FilterScalar | InFilter],
+    Field(
+        min_length=1,
+        max_length=16,
+        json_schema_extra={"additionalProperties": False},
+        description='Only documents whose metadata has every key with the given value, or one of `{"in": '
+        '[...]}`; keys: letters, digits, `_`, `-`. Types must match (`"2020"` is not `2020`).',
+    ),
+]
+
+
+def filter_conditions(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The filter as plain values for the services: `{key: value}` or `{key: {"in": [...]}}`."""
+    if value is None:
+        return None
+    return {k: {"in": list(v.in_)} if isinstance(v, InFilter) else v for k, v in value.items()}
+
+
+class CorpusRankRequest(RequestModel):
     """POST /v1/corpora/{name}/rank body."""
 
-    model_config = ConfigDict(extra="forbid")
     query: NonBlankText
     k: TopK = 10
-    candidates: list[DocumentId] | None = Field(None, min_length=1)
+    filter: MetadataFilter | None = None
+    include_metadata: bool = Field(False, description="Return each result's metadata.")
+    candidates: list[DocumentId] | None = limited("max_candidates_per_request", None, min_length=1)
 
 
-class TextRankRequest(BaseModel):
+class TextRankRequest(RequestModel):
     """POST /v1/rank body."""
 
-    model_config = ConfigDict(extra="forbid")
     query: NonBlankText
-    documents: list[NonBlankText] = Field(min_length=1)
+    documents: list[NonBlankText] = limited("max_documents_per_request", min_length=1)
     k: TopK = 10
 
 
@@ -34,6 +74,9 @@ class RankedOut(BaseModel):
     text: str
     score: float
     rank: int
+    metadata: dict[str, Any] | None = Field(
+        None, description="With `include_metadata` only.", exclude_if=lambda value: value is None
+    )
 
 
 class RankResponse(BaseModel):
@@ -43,23 +86,38 @@ class RankResponse(BaseModel):
     model: str
 
 
-class DuplicateText(BaseModel):
+class DuplicateText(RequestModel):
     """A text to check, optionally with the id of the document it is (never matched to itself)."""
 
-    model_config = ConfigDict(extra="forbid")
     id: DocumentId | None = None
     text: NonBlankText
 
 
-class DuplicatesRequest(BaseModel):
+class DuplicatesRequest(RequestModel):
     """POST /v1/corpora/{name}/duplicates body: exactly one of text, texts or ids."""
 
-    model_config = ConfigDict(extra="forbid")
-    text: NonBlankText | None = None
-    texts: list[NonBlankText | DuplicateText] | None = Field(None, min_length=1)
-    ids: list[DocumentId] | None = Field(None, min_length=1, description="Check stored documents by id.")
+    model_config = ConfigDict(json_schema_extra=exactly_one_of(("text",), ("texts",), ("ids",)))
+    text: NonBlankText | SkipJsonSchema[None] = None
+    texts: (
+        Annotated[list[NonBlankText | DuplicateText], limited("max_texts_per_request", min_length=1)]
+        | SkipJsonSchema[None]
+    ) = None
+    ids: (
+        Annotated[
+            list[DocumentId],
+            limited("max_texts_per_request", min_length=1, description="Check stored documents by id."),
+        ]
+        | SkipJsonSchema[None]
+    ) = None
     threshold: Threshold | None = None
     k: TopK = 10
+    filter: MetadataFilter | None = None
+    include_metadata: bool = Field(False, description="Return each duplicate's metadata.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        return no_nulls(data, "text", "texts", "ids")
 
     @model_validator(mode="after")
     def _exactly_one_input(self) -> DuplicatesRequest:
@@ -88,21 +146,29 @@ class DuplicatesResponse(BaseModel):
     model: str
 
 
-class TextPair(BaseModel):
+class TextPair(RequestModel):
     """Two texts to compare."""
 
-    model_config = ConfigDict(extra="forbid")
     a: NonBlankText
     b: NonBlankText
 
 
-class SimilarityRequest(BaseModel):
+class SimilarityRequest(RequestModel):
     """POST /v1/similarity body: either `pairs`, or `source` with `targets`."""
 
-    model_config = ConfigDict(extra="forbid")
-    pairs: list[TextPair] | None = Field(None, min_length=1)
-    source: NonBlankText | None = None
-    targets: list[NonBlankText] | None = Field(None, min_length=1)
+    model_config = ConfigDict(json_schema_extra=exactly_one_of(("pairs",), ("source", "targets")))
+    pairs: (
+        Annotated[list[TextPair], limited("max_pairs_per_request", min_length=1)] | SkipJsonSchema[None]
+    ) = None
+    source: NonBlankText | SkipJsonSchema[None] = None
+    targets: (
+        Annotated[list[NonBlankText], limited("max_pairs_per_request", min_length=1)] | SkipJsonSchema[None]
+    ) = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        return no_nulls(data, "pairs", "source", "targets")
 
     @model_validator(mode="after")
     def _one_form(self) -> SimilarityRequest:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -10,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 
 from app.db.engine import transaction
 from app.db.models import Corpus, Document
-from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
+from app.db.repository import KEEP_METADATA, CorpusRepository, DocumentInput, DocumentRepository
 from app.services.encoder import text_sha256
 from app.services.errors import ConflictError, InvalidInputError, NotFoundError
 from app.services.index_store import CorpusIndex
@@ -146,19 +148,21 @@ class CorpusService:
                 delete_corpus_snapshots(self.settings.index_dir, corpus_id)
 
     def upsert_documents(
-        self, name: str, documents: list[tuple[str, str, dict[str, Any] | None]]
+        self, name: str, documents: Sequence[tuple[str, str, dict[str, Any] | None, bool]]
     ) -> UpsertCounts:
-        """Insert or update documents by id, all or nothing; only new or changed texts are encoded."""
+        """Insert or update (id, text, metadata, metadata given) documents, all or nothing.
+
+        Only new or changed texts are encoded; metadata that was not given is kept as stored.
+        """
         check_count("documents", documents, self.settings.max_documents_per_request, "documents")
-        seen: set[str] = set()
-        for position, (doc_id, text, _) in enumerate(documents):
+        for position, (_, text, _, _) in enumerate(documents):
             check_text(self.settings, f"documents[{position}].text", text)
-            if doc_id in seen:
-                raise InvalidInputError(
-                    f"documents[{position}].id: duplicate id {doc_id!r} in the request", "id"
-                )
-            seen.add(doc_id)
-        inputs = [DocumentInput(d, t, text_sha256(t), m) for d, t, m in documents]
+        # An id given twice in one request: the later occurrence wins, as if sent in two requests.
+        latest = {doc_id: (doc_id, text, meta, given) for doc_id, text, meta, given in documents}
+        inputs = [
+            DocumentInput(d, t, text_sha256(t), m if given else KEEP_METADATA)
+            for d, t, m, given in latest.values()
+        ]
         # Shared write gate first, then the state: a model swap can never slip between the two.
         with self.runtime.write_gate.shared():
             state = self.runtime.state()
@@ -205,6 +209,42 @@ class CorpusService:
                 raise corpus_not_found(name)
             mark = int(corpus.change_seq)
         return {"model": state.model_version, **state.indexes.describe(opened, mark)}
+
+    def list_documents(self, name: str, limit: int, after: int) -> tuple[list[DocumentInfo], int | None]:
+        """A page of documents in a stable order, and the cursor of the next page (None at the end).
+
+        The cursor is the database id of the page's last document: pages never shift under inserts
+        or deletes, and any number is a valid cursor.
+        """
+        with self.runtime.sessions() as session:
+            corpus = CorpusRepository(session).get(name)
+            if corpus is None:
+                raise corpus_not_found(name)
+            rows = DocumentRepository(session, corpus).page(after, limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return [_document_info(row) for row in rows], int(rows[-1].id) if more else None
+
+    def export_documents(self, name: str) -> Iterator[str]:
+        """Every document as one JSON line ({id, text, metadata}), read page by page (404 checked first)."""
+        with self.runtime.sessions() as session:
+            if CorpusRepository(session).get(name) is None:
+                raise corpus_not_found(name)
+        return self._export_lines(name)
+
+    def _export_lines(self, name: str) -> Iterator[str]:
+        after = 0
+        while True:
+            with self.runtime.sessions() as session:
+                corpus = CorpusRepository(session).get(name)
+                if corpus is None:
+                    return  # deleted while exporting: the stream simply ends
+                rows = DocumentRepository(session, corpus).page(after, 1000)
+            if not rows:
+                return
+            for row in rows:
+                yield json.dumps({"id": row.external_id, "text": row.text, "metadata": row.meta}) + "\n"
+            after = rows[-1].id
 
     def get_document(self, name: str, doc_id: str) -> DocumentInfo:
         """One document by id."""

@@ -15,7 +15,7 @@ from app.db.engine import transaction
 from app.db.models import Corpus
 from app.db.repository import CorpusRepository, DocumentRepository
 from app.services.corpora import corpus_not_found
-from app.services.errors import InvalidInputError, NotFoundError
+from app.services.errors import NotFoundError
 from app.services.limits import check_count, check_text
 from app.services.runtime import Runtime
 
@@ -91,9 +91,7 @@ class PairService:
             found = DocumentRepository(session, corpus).get_many(ids)
             missing = [doc_id for doc_id in dict.fromkeys(ids) if doc_id not in found]
             if missing:
-                raise InvalidInputError(
-                    f"pairs: document ids not in corpus {name!r}: {missing[:10]}", "pairs"
-                )
+                raise NotFoundError(f"pairs: document ids not in corpus {name!r}: {missing[:10]}", "pairs")
             repository = PairRepository(session, corpus.id)
             repository.add_many(
                 [

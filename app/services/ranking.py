@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from app.db.repository import CorpusRepository, DocumentRepository, documents_by_ids
+from app.db.repository import CorpusRepository, DocumentRepository, found_documents
 from app.services.corpora import corpus_not_found
 from app.services.errors import InvalidInputError, NotFoundError
+from app.services.filtered_search import filtered_search, matching_ids, top_k
 from app.services.index_store import CorpusIndex
 from app.services.limits import check_count, check_text, check_texts
 from app.services.runtime import Runtime
@@ -23,6 +25,7 @@ class RankedItem:
     text: str
     score: float
     rank: int
+    metadata: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -66,12 +69,16 @@ class RankingService:
         self.settings = runtime.settings
 
     def _resolve(
-        self, opened: CorpusIndex, hits: Sequence[tuple[int, float]]
-    ) -> list[tuple[str, str, float]]:
+        self, opened: CorpusIndex, hits: Sequence[tuple[int, float]], metadata: bool = False
+    ) -> list[RankedItem]:
         # Ids and texts come from the database, the source of truth; a hit deleted meanwhile is dropped.
         with self.runtime.sessions() as session:
-            found = documents_by_ids(session, opened.corpus_id, [doc_id for doc_id, _ in hits])
-        return [(found[d][0], found[d][1], score) for d, score in hits if d in found]
+            found = found_documents(session, opened.corpus_id, [doc_id for doc_id, _ in hits], metadata)
+        kept = [(found[d], score) for d, score in hits if d in found]
+        return [
+            RankedItem(external_id, text, score, rank, meta)
+            for rank, ((external_id, text, meta), score) in enumerate(kept, start=1)
+        ]
 
     def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
         with self.runtime.sessions() as session:
@@ -86,24 +93,36 @@ class RankingService:
             )
         return [found[doc_id] for doc_id in external_ids]
 
-    def rank_corpus(self, corpus_name: str, query: str, k: int, candidates: Sequence[str] | None) -> Ranking:
-        """Search the whole corpus, or rank only the given candidate documents."""
+    def rank_corpus(
+        self,
+        corpus_name: str,
+        query: str,
+        k: int,
+        candidates: Sequence[str] | None,
+        conditions: dict[str, Any] | None = None,
+        include_metadata: bool = False,
+    ) -> Ranking:
+        """Search the whole corpus, or rank only the given candidates; optionally only matching ones."""
         check_text(self.settings, "query", query)
         if candidates is not None:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
         state = self.runtime.state()
         opened = state.indexes.get(corpus_name)
         query_vector = state.encoder.encode([query])
-        if candidates is None:
-            resolved = self._resolve(opened, opened.index.combined.search(query_vector[0], k))
+        if candidates is None and not conditions:
+            hits = opened.index.combined.search(query_vector[0], k)
+        elif candidates is None:
+            assert conditions is not None
+            sessions = self.runtime.sessions
+            hits = filtered_search(state.indexes, opened, sessions, query_vector, k, conditions)[0]
         else:
-            unique = list(dict.fromkeys(candidates))
-            database_ids = self._database_ids(corpus_name, "candidates", unique)
+            database_ids = self._database_ids(corpus_name, "candidates", list(dict.fromkeys(candidates)))
+            if conditions:
+                allowed = set(matching_ids(self.runtime.sessions, opened.corpus_id, conditions))
+                database_ids = [d for d in database_ids if d in allowed]
             scores = state.indexes.vectors_of(opened, database_ids) @ query_vector[0]
-            ranked = order_by_score(database_ids, scores, k)
-            resolved = self._resolve(opened, [(int(d), s) for d, s in ranked])
-        items = [RankedItem(d, text, s, rank) for rank, (d, text, s) in enumerate(resolved, start=1)]
-        return Ranking(items, state.model_version)
+            hits = top_k(database_ids, scores, k)
+        return Ranking(self._resolve(opened, hits, include_metadata), state.model_version)
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
         """Rank texts given inline; each result's id is the text's position in the request."""
@@ -123,6 +142,8 @@ class RankingService:
         inputs: Sequence[tuple[str | None, str]],
         threshold: float | None,
         k: int,
+        conditions: dict[str, Any] | None = None,
+        include_metadata: bool = False,
     ) -> DuplicateReport:
         """Corpus documents with cosine >= threshold for each (optional id, text); never an input's own id."""
         check_count("texts", inputs, self.settings.max_texts_per_request, "texts")
@@ -133,12 +154,16 @@ class RankingService:
         opened = state.indexes.get(corpus_name)
         vectors = state.encoder.encode([text for _, text in inputs])
         # One extra hit per query so that excluding the input's own document still leaves k.
-        all_hits = opened.index.search(vectors, k + 1)
+        if conditions:
+            sessions = self.runtime.sessions
+            all_hits = filtered_search(state.indexes, opened, sessions, vectors, k + 1, conditions)
+        else:
+            all_hits = opened.index.search(vectors, k + 1)
         results = []
         for (own_id, text), hits in zip(inputs, all_hits, strict=True):
-            resolved = self._resolve(opened, [(d, s) for d, s in hits if s >= used])
-            kept = [(d, t, s) for d, t, s in resolved if d != own_id][:k]
-            matches = [RankedItem(d, t, s, rank) for rank, (d, t, s) in enumerate(kept, start=1)]
+            resolved = self._resolve(opened, [(d, s) for d, s in hits if s >= used], include_metadata)
+            kept = [item for item in resolved if item.id != own_id][:k]
+            matches = [replace(item, rank=rank) for rank, item in enumerate(kept, start=1)]
             results.append(DuplicateMatches(text, own_id, matches))
         return DuplicateReport(results, used, source, state.model_version)
 

@@ -125,7 +125,7 @@ class RetrainService:
         with self._lock:
             with transaction(self.runtime.sessions) as session:
                 repository = JobRepository(session)
-                running = repository.unfinished()
+                running = repository.unfinished("retrain")
                 if running is not None:
                     raise ConflictError(
                         f"job {running.id} is {running.status}; one job runs at a time", "job"

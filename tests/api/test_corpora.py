@@ -15,7 +15,7 @@ def test_create_list_get_delete_corpus(client: TestClient) -> None:
     assert created.json()["name"] == "snopes" and created.json()["document_count"] == 0
     assert [c["name"] for c in client.get("/v1/corpora").json()["corpora"]] == ["snopes"]
     assert client.get("/v1/corpora/snopes").json()["description"] == "fact checks"
-    assert client.delete("/v1/corpora/snopes").status_code == 204
+    assert client.delete("/v1/corpora/snopes?confirm=snopes").status_code == 204
     missing = client.get("/v1/corpora/snopes")
     assert missing.status_code == 404 and "snopes" in missing.json()["detail"]
 
@@ -28,7 +28,7 @@ def test_corpus_errors(client: TestClient) -> None:
     assert bad_kind.status_code == 422 and "kind" in bad_kind.json()["detail"]
     bad_name = client.post("/v1/corpora", json={"name": "has space", "kind": "claim"})
     assert bad_name.status_code == 422 and bad_name.json()["errors"][0]["field"] == "name"
-    assert client.delete("/v1/corpora/nope").status_code == 404
+    assert client.delete("/v1/corpora/nope?confirm=nope").status_code == 404
 
 
 def test_upsert_counts_and_document_round_trip(client: TestClient) -> None:
@@ -62,8 +62,10 @@ def test_document_errors(client: TestClient) -> None:
     empty = client.post(url, json={"documents": [{"id": "x", "text": "   "}]})
     assert empty.status_code == 422 and empty.json()["errors"][0]["field"] == "documents[0].text"
     assert client.post(url, json={"documents": []}).status_code == 422
+    # An id given twice in one request: the later occurrence wins.
     twice = client.post(url, json={"documents": [{"id": "x", "text": "a"}, {"id": "x", "text": "b"}]})
-    assert twice.status_code == 422 and "duplicate id" in twice.json()["detail"]
+    assert twice.status_code == 200 and twice.json()["inserted"] == 1
+    assert client.get(f"{url}/x").json()["text"] == "b"
     assert client.get("/v1/corpora/claims/documents/unknown").status_code == 404
 
 

@@ -50,7 +50,7 @@ def test_pair_errors(make_client: ClientFactory) -> None:
     add_claims(client)
     url = "/v1/corpora/claims/pairs"
     unknown = client.post(url, json={"pairs": [*PAIRS[:1], {"query": "q", "document_id": "zz", "label": 1}]})
-    assert unknown.status_code == 422 and "zz" in unknown.json()["detail"]
+    assert unknown.status_code == 404 and "zz" in unknown.json()["detail"]
     both = client.post(
         url, json={"pairs": [{"query": "q", "document_id": "c1", "document": "x", "label": 1}]}
     )

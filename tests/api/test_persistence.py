@@ -96,7 +96,7 @@ def test_model_change_rebuilds_indexes(
 def test_deleted_corpus_stays_deleted(make_client: ClientFactory) -> None:
     first = make_client()
     add_claims(first)
-    assert first.delete("/v1/corpora/claims").status_code == 204
+    assert first.delete("/v1/corpora/claims?confirm=claims").status_code == 204
     second = make_client()
     assert second.get("/v1/corpora/claims").status_code == 404
     add_claims(second)
@@ -135,7 +135,7 @@ def test_names_that_slugify_alike_keep_their_own_snapshots(
     first = make_client()
     for name in ("claims", "claims_", "claims."):
         add_claims(first, corpus=name)
-    assert first.delete("/v1/corpora/claims_").status_code == 204
+    assert first.delete("/v1/corpora/claims_?confirm=claims_").status_code == 204
     runtime_of(first).close()
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="app.services.index_store"):

@@ -117,5 +117,3 @@ def test_auto_spec_is_exact_below_the_threshold() -> None:
     assert IndexSpec(type="ivf", nlist=100).structure(1000) == "flat"  # too few points to train 100 lists
     with pytest.raises(ValueError, match="compression applies to type ivf"):
         IndexSpec(type="hnsw", compression="pq").validate()
-    with pytest.raises(ValueError, match="pq_m must divide"):
-        IndexSpec(type="ivf", compression="pq", pq_m=5).validate(384)

@@ -8,12 +8,19 @@ from fastapi import APIRouter, Depends, Query
 
 from app.api.auth import require_admin
 from app.api.deps import ModelAdminServiceDep, RetrainServiceDep
+from app.api.params import ModelVersionParam, RecordIdParam
 from app.schemas.admin import JobCreated, JobList, JobOut, ModelList, ModelOut, RetrainRequest
+from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
 
-router = APIRouter(prefix="/admin", tags=["admin"], dependencies=[Depends(require_admin)])
+router = APIRouter(
+    prefix="/admin",
+    tags=["admin"],
+    dependencies=[Depends(require_admin)],
+    responses=error_responses(*COMMON_ERRORS, 401, 403, 404),
+)
 
 
-@router.post("/retrain", status_code=202, response_model=JobCreated)
+@router.post("/retrain", status_code=202, response_model=JobCreated, responses=CONFLICT)
 def retrain(body: RetrainRequest, service: RetrainServiceDep) -> JobCreated:
     """Start a retraining job (409 while another one is unfinished)."""
     job = service.submit(body.model_dump(mode="json", exclude_none=True))
@@ -27,13 +34,13 @@ def list_jobs(service: RetrainServiceDep, limit: int = Query(100, ge=1, le=1000)
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut)
-def get_job(job_id: str, service: RetrainServiceDep) -> JobOut:
+def get_job(job_id: RecordIdParam, service: RetrainServiceDep) -> JobOut:
     """Status, progress, timings, error and log tail of a job."""
     return JobOut(**asdict(service.get(job_id)))
 
 
 @router.post("/jobs/{job_id}/cancel", status_code=202, response_model=JobOut)
-def cancel_job(job_id: str, service: RetrainServiceDep) -> JobOut:
+def cancel_job(job_id: RecordIdParam, service: RetrainServiceDep) -> JobOut:
     """Ask a queued or running job to stop."""
     return JobOut(**asdict(service.cancel(job_id)))
 
@@ -44,7 +51,7 @@ def list_models(service: ModelAdminServiceDep) -> ModelList:
     return ModelList(models=[ModelOut(**asdict(m)) for m in service.list_models()])
 
 
-@router.post("/models/{version:path}/activate", response_model=ModelOut)
-def activate_model(version: str, service: ModelAdminServiceDep) -> ModelOut:
+@router.post("/models/{version:path}/activate", response_model=ModelOut, responses=CONFLICT)
+def activate_model(version: ModelVersionParam, service: ModelAdminServiceDep) -> ModelOut:
     """Switch to a registered version (also how an operator rolls back)."""
     return ModelOut(**asdict(service.activate(version)))

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Annotated
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Query, Response
+from fastapi.responses import StreamingResponse
 
 from app.api.deps import CorpusServiceDep
+from app.api.params import CorpusNameParam, DocumentIdParam
+from app.schemas.common import INT64_MAX
 from app.schemas.corpora import (
     CorpusCreate,
     CorpusList,
     CorpusOut,
     DocumentOut,
+    DocumentPage,
     DocumentsUpsert,
     IndexStatus,
     UpsertOut,
 )
+from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
+from app.services.errors import ConflictError
 
-router = APIRouter(prefix="/v1/corpora", tags=["corpora"])
+router = APIRouter(prefix="/v1/corpora", tags=["corpora"], responses=error_responses(*COMMON_ERRORS))
 
 
-@router.post("", status_code=201, response_model=CorpusOut)
+@router.post("", status_code=201, response_model=CorpusOut, responses=CONFLICT)
 def create_corpus(body: CorpusCreate, service: CorpusServiceDep) -> CorpusOut:
     """Create an empty corpus."""
     index = body.index.model_dump() if body.index is not None else None
@@ -33,40 +40,73 @@ def list_corpora(service: CorpusServiceDep) -> CorpusList:
     return CorpusList(corpora=[CorpusOut(**asdict(c)) for c in service.list_corpora()])
 
 
-@router.get("/{name}", response_model=CorpusOut)
-def get_corpus(name: str, service: CorpusServiceDep) -> CorpusOut:
+@router.get("/{name}", response_model=CorpusOut, responses=NOT_FOUND)
+def get_corpus(name: CorpusNameParam, service: CorpusServiceDep) -> CorpusOut:
     """One corpus with its document count."""
     return CorpusOut(**asdict(service.get_corpus(name)))
 
 
-@router.get("/{name}/index", response_model=IndexStatus)
-def index_status(name: str, service: CorpusServiceDep) -> IndexStatus:
+@router.get("/{name}/index", response_model=IndexStatus, responses=NOT_FOUND)
+def index_status(name: CorpusNameParam, service: CorpusServiceDep) -> IndexStatus:
     """The corpus's index in the worker that answers: structure, size, memory, checkpoint, recall."""
     return IndexStatus(**service.index_status(name))
 
 
-@router.delete("/{name}", status_code=204)
-def delete_corpus(name: str, service: CorpusServiceDep) -> Response:
-    """Delete a corpus, its documents and its indexes."""
+@router.delete("/{name}", status_code=204, responses={**NOT_FOUND, **CONFLICT})
+def delete_corpus(
+    name: CorpusNameParam,
+    service: CorpusServiceDep,
+    confirm: Annotated[str, Query(max_length=100, description="The corpus name again.")],
+) -> Response:
+    """Delete a corpus, its documents and its indexes; `?confirm=<name>` must repeat the name.
+
+    Clients rewrite `.../documents/..` to `.../corpora/<name>`: without the confirmation a document id
+    of `..` sent unencoded would delete the whole corpus.
+    """
+    if confirm != name:
+        raise ConflictError(f"confirm: must repeat the corpus name {name!r}", field="confirm")
     service.delete_corpus(name)
     return Response(status_code=204)
 
 
-@router.post("/{name}/documents", response_model=UpsertOut)
-def upsert_documents(name: str, body: DocumentsUpsert, service: CorpusServiceDep) -> UpsertOut:
+@router.post("/{name}/documents", response_model=UpsertOut, responses=NOT_FOUND)
+def upsert_documents(name: CorpusNameParam, body: DocumentsUpsert, service: CorpusServiceDep) -> UpsertOut:
     """Insert or update documents by id (all or nothing)."""
-    documents = [(d.id, d.text, d.metadata) for d in body.documents]
+    # An omitted `metadata` keeps what is stored; an explicit one (null included) replaces it.
+    documents = [(d.id, d.text, d.metadata, "metadata" in d.model_fields_set) for d in body.documents]
     return UpsertOut(**asdict(service.upsert_documents(name, documents)))
 
 
-@router.get("/{name}/documents/{doc_id:path}", response_model=DocumentOut)
-def get_document(name: str, doc_id: str, service: CorpusServiceDep) -> DocumentOut:
+@router.get("/{name}/documents", response_model=DocumentPage, responses=NOT_FOUND)
+def list_documents(
+    name: CorpusNameParam,
+    service: CorpusServiceDep,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Documents per page.")] = 100,
+    cursor: Annotated[int, Query(ge=0, le=INT64_MAX, description="`next_cursor` of the previous page.")] = 0,
+) -> DocumentPage:
+    """A page of the corpus's documents in a stable order (keyset paging: pages never shift)."""
+    documents, next_cursor = service.list_documents(name, limit, cursor)
+    return DocumentPage(documents=[DocumentOut(**asdict(d)) for d in documents], next_cursor=next_cursor)
+
+
+@router.get(
+    "/{name}/export",
+    response_class=StreamingResponse,
+    responses={**NOT_FOUND, 200: {"content": {"application/x-ndjson": {}}, "description": "JSON lines."}},
+)
+def export_documents(name: CorpusNameParam, service: CorpusServiceDep) -> StreamingResponse:
+    """Every document as JSON lines (`{"id", "text", "metadata"}`), streamed: `pairank import` reads it."""
+    return StreamingResponse(service.export_documents(name), media_type="application/x-ndjson")
+
+
+@router.get("/{name}/documents/{doc_id:path}", response_model=DocumentOut, responses=NOT_FOUND)
+def get_document(name: CorpusNameParam, doc_id: DocumentIdParam, service: CorpusServiceDep) -> DocumentOut:
     """One document by id."""
     return DocumentOut(**asdict(service.get_document(name, doc_id)))
 
 
-@router.delete("/{name}/documents/{doc_id:path}", status_code=204)
-def delete_document(name: str, doc_id: str, service: CorpusServiceDep) -> Response:
+@router.delete("/{name}/documents/{doc_id:path}", status_code=204, responses=NOT_FOUND)
+def delete_document(name: CorpusNameParam, doc_id: DocumentIdParam, service: CorpusServiceDep) -> Response:
     """Delete one document."""
     service.delete_document(name, doc_id)
     return Response(status_code=204)

@@ -8,14 +8,18 @@ from typing import Literal
 from fastapi import APIRouter, Query, Response
 
 from app.api.deps import PairServiceDep
+from app.api.params import CorpusNameParam, Offset, PairIdParam
 from app.schemas.admin import PairCounts, PairList, PairOut, PairsAdded, PairsCreate, SplitRequest
+from app.schemas.errors import COMMON_ERRORS, error_responses
 from app.services.pairs import PairInput
 
-router = APIRouter(prefix="/v1/corpora/{name}/pairs", tags=["training pairs"])
+router = APIRouter(
+    prefix="/v1/corpora/{name}/pairs", tags=["training pairs"], responses=error_responses(*COMMON_ERRORS, 404)
+)
 
 
 @router.post("", status_code=201, response_model=PairsAdded)
-def add_pairs(name: str, body: PairsCreate, service: PairServiceDep) -> PairsAdded:
+def add_pairs(name: CorpusNameParam, body: PairsCreate, service: PairServiceDep) -> PairsAdded:
     """Store labeled pairs (all or nothing)."""
     pairs = [PairInput(p.query, p.document_id, p.document, p.label, p.split) for p in body.pairs]
     return PairsAdded(**service.add_pairs(name, pairs))
@@ -23,10 +27,10 @@ def add_pairs(name: str, body: PairsCreate, service: PairServiceDep) -> PairsAdd
 
 @router.get("", response_model=PairList)
 def list_pairs(
-    name: str,
+    name: CorpusNameParam,
     service: PairServiceDep,
     split: Literal["train", "dev"] | None = None,
-    offset: int = Query(0, ge=0),
+    offset: Offset = 0,
     limit: int = Query(100, ge=1, le=1000),
 ) -> PairList:
     """A page of pairs with the corpus's counts."""
@@ -35,13 +39,13 @@ def list_pairs(
 
 
 @router.post("/split", response_model=PairCounts)
-def split_pairs(name: str, body: SplitRequest, service: PairServiceDep) -> PairCounts:
+def split_pairs(name: CorpusNameParam, body: SplitRequest, service: PairServiceDep) -> PairCounts:
     """Assign every pair to train or dev, deterministically by query text."""
     return PairCounts(**service.split_pairs(name, body.dev_fraction, body.seed))
 
 
-@router.delete("/{pair_id}", status_code=204)
-def delete_pair(name: str, pair_id: int, service: PairServiceDep) -> Response:
+@router.delete("/{pair_id:int}", status_code=204)
+def delete_pair(name: CorpusNameParam, pair_id: PairIdParam, service: PairServiceDep) -> Response:
     """Delete one pair."""
     service.delete_pair(name, pair_id)
     return Response(status_code=204)

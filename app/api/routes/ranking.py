@@ -5,6 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import RankingServiceDep
+from app.api.params import CorpusNameParam
+from app.schemas.errors import COMMON_ERRORS, NOT_FOUND, error_responses
 from app.schemas.ranking import (
     CorpusRankRequest,
     DuplicateResult,
@@ -16,24 +18,29 @@ from app.schemas.ranking import (
     SimilarityRequest,
     SimilarityResponse,
     TextRankRequest,
+    filter_conditions,
 )
 from app.services.ranking import RankedItem, Ranking
 
-router = APIRouter(tags=["ranking"])
+router = APIRouter(tags=["ranking"], responses=error_responses(*COMMON_ERRORS, 429))
 
 
 def _items(items: list[RankedItem]) -> list[RankedOut]:
-    return [RankedOut(id=i.id, text=i.text, score=i.score, rank=i.rank) for i in items]
+    return [RankedOut(id=i.id, text=i.text, score=i.score, rank=i.rank, metadata=i.metadata) for i in items]
 
 
 def _response(ranking: Ranking) -> RankResponse:
     return RankResponse(results=_items(ranking.results), model=ranking.model)
 
 
-@router.post("/v1/corpora/{name}/rank", response_model=RankResponse)
-def rank_corpus(name: str, body: CorpusRankRequest, service: RankingServiceDep) -> RankResponse:
+@router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses=NOT_FOUND)
+def rank_corpus(name: CorpusNameParam, body: CorpusRankRequest, service: RankingServiceDep) -> RankResponse:
     """Rank the corpus (or only the given candidates) for a query."""
-    return _response(service.rank_corpus(name, body.query, body.k, body.candidates))
+    conditions = filter_conditions(body.filter)
+    ranking = service.rank_corpus(
+        name, body.query, body.k, body.candidates, conditions, body.include_metadata
+    )
+    return _response(ranking)
 
 
 @router.post("/v1/rank", response_model=RankResponse)
@@ -42,8 +49,12 @@ def rank_texts(body: TextRankRequest, service: RankingServiceDep) -> RankRespons
     return _response(service.rank_texts(body.query, body.documents, body.k))
 
 
-@router.post("/v1/corpora/{name}/duplicates", response_model=DuplicatesResponse)
-def find_duplicates(name: str, body: DuplicatesRequest, service: RankingServiceDep) -> DuplicatesResponse:
+@router.post(
+    "/v1/corpora/{name}/duplicates", response_model=DuplicatesResponse, responses=error_responses(404)
+)
+def find_duplicates(
+    name: CorpusNameParam, body: DuplicatesRequest, service: RankingServiceDep
+) -> DuplicatesResponse:
     """Corpus documents at or above the duplicate threshold for each input."""
     if body.ids is not None:
         inputs = service.document_texts(name, body.ids)
@@ -51,7 +62,8 @@ def find_duplicates(name: str, body: DuplicatesRequest, service: RankingServiceD
         inputs = [(None, body.text)]
     else:
         inputs = [(t.id, t.text) if isinstance(t, DuplicateText) else (None, t) for t in body.texts or []]
-    report = service.find_duplicates(name, inputs, body.threshold, body.k)
+    conditions = filter_conditions(body.filter)
+    report = service.find_duplicates(name, inputs, body.threshold, body.k, conditions, body.include_metadata)
     results = [DuplicateResult(text=r.text, id=r.id, duplicates=_items(r.duplicates)) for r in report.results]
     return DuplicatesResponse(
         results=results,

@@ -1,0 +1,37 @@
+"""Path and query parameters with the bounds the database and the URL grammar impose (422 outside)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Path, Query
+from pydantic import AfterValidator
+
+from app.schemas.common import ID_PATTERN, INT64_MAX, check_identifier
+
+CorpusNameParam = Annotated[
+    str,
+    Path(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Corpus name."),
+]
+DocumentIdParam = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=256,
+        json_schema_extra={"pattern": ID_PATTERN},
+        description="Document id, percent-encoded (every character but A-Z a-z 0-9 - _ ~, `.` included).",
+    ),
+    AfterValidator(check_identifier),
+]
+ModelVersionParam = Annotated[
+    str,
+    Path(
+        min_length=1, max_length=300, json_schema_extra={"pattern": ID_PATTERN}, description="Model version."
+    ),
+    AfterValidator(check_identifier),
+]
+RecordIdParam = Annotated[
+    str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9-]+$", description="Evaluation or job id.")
+]
+PairIdParam = Annotated[int, Path(ge=1, le=INT64_MAX, description="Pair id.")]
+Offset = Annotated[int, Query(ge=0, le=INT64_MAX, description="Items to skip.")]

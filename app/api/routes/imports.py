@@ -1,0 +1,66 @@
+"""Bulk imports: upload a JSON-lines file, follow its job, cancel or resume it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from app.api.deps import ImportServiceDep
+from app.api.params import CorpusNameParam, RecordIdParam
+from app.schemas.admin import JobOut
+from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
+
+IMPORTS_PATH = r"^/v1/corpora/[^/]+/imports$"
+JSONL_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines")
+router = APIRouter(
+    prefix="/v1/corpora/{name}/imports", tags=["imports"], responses=error_responses(*COMMON_ERRORS, 404)
+)
+_JSONL = {
+    "required": True,
+    # Any bytes are taken (a file); the job validates every line before writing anything.
+    "content": {"application/x-ndjson": {"schema": {"type": "string", "format": "binary"}}},
+    "description": 'One document per line: `{"id", "text", "metadata"?}` (what `GET .../export` writes).',
+}
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=JobOut,
+    openapi_extra={"requestBody": _JSONL},
+    responses=error_responses(415),
+)
+async def start_import(
+    name: CorpusNameParam, request: Request, service: ImportServiceDep
+) -> JobOut | JSONResponse:
+    """Upload documents as JSON lines (up to PAIRANK_MAX_IMPORT_BYTES) and import them in the background."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media not in JSONL_TYPES:
+        detail = f"content-type: send JSON lines as {JSONL_TYPES[0]} (got {media or 'none'})"
+        return JSONResponse({"detail": detail, "field": "content-type"}, status_code=415)
+    upload = service.upload_path()
+    with upload.open("wb") as handle:
+        async for chunk in request.stream():
+            handle.write(chunk)
+    return JobOut(**asdict(await run_in_threadpool(service.submit, name, upload)))
+
+
+@router.get("/{job_id}", response_model=JobOut)
+def get_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
+    """Status and progress: lines validated, documents written (`done` of `total`), counts."""
+    return JobOut(**asdict(service.get(name, job_id)))
+
+
+@router.post("/{job_id}/cancel", status_code=202, response_model=JobOut, responses=CONFLICT)
+def cancel_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
+    """Stop after the chunk being written (what is written stays; resume continues)."""
+    return JobOut(**asdict(service.cancel(name, job_id)))
+
+
+@router.post("/{job_id}/resume", status_code=202, response_model=JobOut, responses=CONFLICT)
+def resume_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
+    """Continue a failed, cancelled or interrupted import from its last committed chunk."""
+    return JobOut(**asdict(service.resume(name, job_id)))

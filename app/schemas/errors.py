@@ -1,0 +1,61 @@
+"""The one error shape of the API, and the per-route declarations that put it in the OpenAPI schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ErrorItem(BaseModel):
+    """One problem of a request: where it is and what is wrong."""
+
+    field: str = Field(description="Where, e.g. `documents[3].text` or `body`.")
+    message: str
+    type: str = Field(description="A machine-readable kind, e.g. `string_too_long`, `unicode`.")
+
+
+class ErrorResponse(BaseModel):
+    """Every 4xx and 5xx body: a sentence naming the field (and the limit), plus structured parts."""
+
+    detail: str = Field(description="What is wrong, naming the field and the limit where one applies.")
+    field: str | None = Field(None, description="The offending field, when there is one.")
+    limit: int | None = Field(None, description="The limit that was exceeded (413, 429).")
+    errors: list[ErrorItem] | None = Field(None, description="Every validation problem found (422).")
+
+
+_DESCRIPTIONS = {
+    400: "Malformed request.",
+    401: "Missing credentials.",
+    403: "Credentials without the needed permission.",
+    404: "Unknown corpus, document, pair, evaluation, job or model.",
+    405: "Method not allowed on this path (the Allow header lists the allowed ones).",
+    409: "Conflicts with the current state (a taken name, a running job).",
+    413: "Over a configured size limit (the limit is named).",
+    415: "The body is not in the media type this operation takes.",
+    422: "Invalid input: every problem is listed with its field.",
+    429: "Too much work queued; retry after the Retry-After seconds.",
+    503: "The model and indexes are still loading, or failed to load.",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` entries for these status codes, all with the ErrorResponse body."""
+    responses: dict[int | str, dict[str, Any]] = {}
+    for code in codes:
+        entry: dict[str, Any] = {"model": ErrorResponse, "description": _DESCRIPTIONS[code]}
+        if code == 429:
+            entry["headers"] = {
+                "Retry-After": {
+                    "description": "Seconds to wait before retrying.",
+                    "schema": {"type": "integer"},
+                }
+            }
+        responses[code] = entry
+    return responses
+
+
+# Every route can be refused for bad input or while loading; body limits apply to every body.
+COMMON_ERRORS = (413, 422, 503)
+NOT_FOUND = error_responses(404)
+CONFLICT = error_responses(409)
