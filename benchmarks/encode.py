@@ -27,7 +27,7 @@ from bench_common import command_line, machine, median  # noqa: E402
 
 from encoders.export import compare, encode_all  # noqa: E402
 from encoders.exported import EXPORTED_BACKENDS  # noqa: E402
-from encoders.loader import EncoderLoader, Variant  # noqa: E402
+from encoders.loader import EncoderLoader, EncoderOptions, Variant  # noqa: E402
 from encoders.probe import probe_sentences  # noqa: E402
 from evaluation.runner import evaluate_folder  # noqa: E402
 from pairank.models import load_sentence_transformer, resolve_model  # noqa: E402
@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     spec = resolve_model(args.model)
     model = load_sentence_transformer(spec, device="cpu")
-    loader = EncoderLoader(spec, args.cache_dir, "cpu", None)
+    loader = EncoderLoader(spec, EncoderOptions(cache_root=args.cache_dir, device="cpu"))
     backends: dict[str, Any] = {}
     gate: dict[str, Any] = {}
     for variant in VARIANTS:

@@ -24,7 +24,7 @@ from app.db.models import Document
 from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
 from app.services.corpora import CorpusService
 from app.services.runtime import Runtime
-from encoders.loader import load_encoder_backend
+from encoders.loader import EncoderOptions, load_encoder_backend
 from indexes.ann import build_ann, recall_at_k
 from indexes.snapshot import ModelIdentity, SnapshotContent, save_snapshot, snapshot_dir
 from indexes.spec import IndexSpec
@@ -95,7 +95,7 @@ def synthetic_vectors(size: int, dimension: int, seed: int = 0) -> np.ndarray:
 def identity(folder: Path, model_dir: Path) -> ModelIdentity:
     """The tiny model's identity as the service computes it (with the variant the service will run)."""
     spec = resolve_model(str(model_dir))
-    loaded = load_encoder_backend(spec, cache_root=settings_for(folder, model_dir).export_dir)
+    loaded = load_encoder_backend(spec, EncoderOptions(cache_root=settings_for(folder, model_dir).export_dir))
     return ModelIdentity(spec.model_id, spec.version, spec.weights_sha256, 384, loaded.variant.key)
 
 
@@ -117,7 +117,7 @@ def start_runtime(
     """Log `changes_before_start` new documents, then start the service: (runtime, service, seconds)."""
     settings = settings_for(folder, model_dir)
     load_encoder_backend(
-        resolve_model(str(model_dir)), cache_root=settings.export_dir
+        resolve_model(str(model_dir)), EncoderOptions(cache_root=settings.export_dir)
     )  # export once, untimed
     engine = make_engine(settings.resolved_database_url)
     sessions = make_session_factory(engine)

@@ -91,10 +91,17 @@ def sentence_embedding_module(model: SentenceTransformer, names: Sequence[str]) 
     return SentenceEmbedding().eval()
 
 
-def _example_inputs(settings: TokenizerSettings, token_ids: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
-    # Two texts of different lengths, so the exporters see a padded batch.
+def _traceable(
+    model: SentenceTransformer, settings: TokenizerSettings, token_ids: Sequence[np.ndarray]
+) -> tuple[torch.nn.Module, list[str], tuple[torch.Tensor, ...]]:
+    """The module to export, its input names, and an example batch of two texts of different lengths
+    (so the exporters see padding)."""
+    import torch
+
+    names = list(settings.input_names)
     shortest, longest = min(token_ids, key=len), max(token_ids, key=len)
-    return pad_batch([shortest, longest], settings.pad_token_id, settings.input_names)
+    example = pad_batch([shortest, longest], settings.pad_token_id, names)
+    return sentence_embedding_module(model, names), names, tuple(torch.from_numpy(example[n]) for n in names)
 
 
 def export_onnx(
@@ -108,14 +115,13 @@ def export_onnx(
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    names = list(settings.input_names)
-    example = _example_inputs(settings, calibration)
+    module, names, example = _traceable(model, settings, calibration)
     axes = {name: {0: "batch", 1: "sequence"} for name in names} | {"sentence_embedding": {0: "batch"}}
     target = folder / (ONNX_FILE if precision == "fp32" else "model-fp32.onnx")
     with torch.inference_mode():
         torch.onnx.export(
-            sentence_embedding_module(model, names),
-            tuple(torch.from_numpy(example[name]) for name in names),
+            module,
+            example,
             str(target),
             input_names=names,
             output_names=["sentence_embedding"],
@@ -139,13 +145,9 @@ def export_openvino(
     import openvino as ov
     import torch
 
-    names = list(settings.input_names)
-    example = _example_inputs(settings, calibration)
+    module, names, example = _traceable(model, settings, calibration)
     with torch.inference_mode():
-        converted = ov.convert_model(
-            sentence_embedding_module(model, names),
-            example_input=tuple(torch.from_numpy(example[name]) for name in names),
-        )
+        converted = ov.convert_model(module, example_input=example)
     for port, name in zip(converted.inputs, names, strict=True):
         port.get_tensor().set_names({name})
     if precision == "int8":

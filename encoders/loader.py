@@ -118,22 +118,30 @@ class LoadedEncoder:
     attempts: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class EncoderOptions:
+    """How to run a model: runtime and precision (`auto`: the best that passes the gate), the export
+    cache folder, the torch device, a token limit other than the model's, threads per forward pass."""
+
+    backend: str = "auto"
+    precision: str = "auto"
+    cache_root: Path | None = None
+    device: str | None = None
+    max_seq_length: int | None = None
+    threads: int | None = None
+
+
 class EncoderLoader:
     """Loads one model version, exporting and gating variants on first use."""
 
-    def __init__(
-        self,
-        spec: ModelSpec,
-        cache_root: Path | None,
-        device: str | None,
-        max_seq_length: int | None,
-        threads: int | None = None,
-    ) -> None:
+    def __init__(self, spec: ModelSpec, options: EncoderOptions | None = None) -> None:
+        options = options or EncoderOptions()
         self.spec = spec
-        self.threads = threads
-        self.cache_root = cache_root
-        self.device = pick_device(device)
-        self.max_seq_length = max_seq_length
+        self.options = options
+        self.threads = options.threads
+        self.cache_root = options.cache_root
+        self.device = pick_device(options.device)
+        self.max_seq_length = options.max_seq_length
         self._reference: Any = None
         self._reference_vectors: np.ndarray | None = None
 
@@ -146,8 +154,9 @@ class EncoderLoader:
             self._reference = TorchBackend(model, "fp32", self.max_seq_length, self.threads)
         return self._reference
 
-    def load(self, backend: str = "auto", precision: str = "auto") -> LoadedEncoder:
+    def load(self) -> LoadedEncoder:
         """The first variant, in order, that exports, passes the gate and loads."""
+        backend, precision = self.options.backend, self.options.precision
         attempts: list[dict[str, Any]] = []
         for variant in candidate_variants(backend, precision, self.device):
             if variant.backend == "torch":
@@ -238,15 +247,6 @@ class EncoderLoader:
         }
 
 
-def load_encoder_backend(
-    spec: ModelSpec,
-    *,
-    backend: str = "auto",
-    precision: str = "auto",
-    cache_root: Path | None = None,
-    device: str | None = None,
-    max_seq_length: int | None = None,
-    threads: int | None = None,
-) -> LoadedEncoder:
+def load_encoder_backend(spec: ModelSpec, options: EncoderOptions | None = None) -> LoadedEncoder:
     """Load a model version with the requested (or the best passing) backend and precision."""
-    return EncoderLoader(spec, cache_root, device, max_seq_length, threads).load(backend, precision)
+    return EncoderLoader(spec, options).load()

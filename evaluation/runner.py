@@ -45,14 +45,13 @@ def make_encoder(
     as trained.
     """
     from encoders.export import encode_all
-    from encoders.loader import load_encoder_backend
+    from encoders.loader import EncoderOptions, load_encoder_backend
     from pairank.models import pick_device, resolve_model
 
     spec = resolve_model(model)
     chosen_device = pick_device(device)
-    loaded = load_encoder_backend(
-        spec, backend=backend, precision=precision, cache_root=cache_dir, device=chosen_device
-    )
+    options = EncoderOptions(backend=backend, precision=precision, cache_root=cache_dir, device=chosen_device)
+    loaded = load_encoder_backend(spec, options)
 
     def encode(texts: Sequence[str]) -> np.ndarray:
         tokens = loaded.backend.tokenize(list(texts))

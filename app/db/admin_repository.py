@@ -79,6 +79,14 @@ class JobRepository:
         """One job by id."""
         return self.session.get(Job, job_id)
 
+    def update(self, job_id: str, **fields: Any) -> None:
+        """Set fields of a job (it must exist)."""
+        job = self.get(job_id)
+        if job is None:
+            raise LookupError(f"job {job_id} does not exist")
+        for key, value in fields.items():
+            setattr(job, key, value)
+
     def unfinished(self, kind: str) -> Job | None:
         """The queued or running job of a kind, if any."""
         query = select(Job).where(Job.kind == kind, Job.status.in_(UNFINISHED_JOB_STATUSES))

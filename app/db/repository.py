@@ -249,12 +249,12 @@ class DocumentRepository:
         """External id -> text for the given ids."""
         return {key: row.text for key, row in self.get_many(external_ids).items()}
 
-    def iter_indexable(self, batch_size: int = 1000) -> Iterator[list[tuple[int, str]]]:
-        """All (database id, text) pairs of the corpus in batches, in id order (keyset paging)."""
+    def _keyset(self, columns: Sequence[Any], batch_size: int) -> Iterator[list[Any]]:
+        """Rows (database id first) of the whole corpus in batches, in id order (keyset paging)."""
         last_id = 0
         while True:
             rows = self.session.execute(
-                select(Document.id, Document.text)
+                select(Document.id, *columns)
                 .where(Document.corpus_id == self.corpus.id, Document.id > last_id)
                 .order_by(Document.id)
                 .limit(batch_size)
@@ -262,6 +262,11 @@ class DocumentRepository:
             if not rows:
                 return
             last_id = rows[-1][0]
+            yield list(rows)
+
+    def iter_indexable(self, batch_size: int = 1000) -> Iterator[list[tuple[int, str]]]:
+        """All (database id, text) pairs of the corpus in batches, in id order."""
+        for rows in self._keyset([Document.text], batch_size):
             yield [(int(pk), body) for pk, body in rows]
 
     def ids_matching(self, conditions: dict[str, Any], limit: int | None = None) -> list[int]:
@@ -287,15 +292,5 @@ class DocumentRepository:
 
     def iter_texts(self, batch_size: int = 1000) -> Iterator[list[tuple[str, str]]]:
         """All (external id, text) pairs of the corpus in batches, in id order."""
-        last_id = 0
-        while True:
-            rows = self.session.execute(
-                select(Document.id, Document.external_id, Document.text)
-                .where(Document.corpus_id == self.corpus.id, Document.id > last_id)
-                .order_by(Document.id)
-                .limit(batch_size)
-            ).all()
-            if not rows:
-                return
-            last_id = rows[-1][0]
+        for rows in self._keyset([Document.external_id, Document.text], batch_size):
             yield [(external_id, body) for _, external_id, body in rows]

@@ -11,14 +11,13 @@ import hashlib
 import logging
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from app.services.errors import OverloadedError
 from encoders.batcher import BatchingConfig, EncoderOverloaded, MicroBatcher, Priority
-from encoders.loader import LoadedEncoder, load_encoder_backend
+from encoders.loader import EncoderOptions, LoadedEncoder, load_encoder_backend
 from pairank.models import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -43,28 +42,10 @@ class Encoder:
 
     @classmethod
     def load(
-        cls,
-        spec: ModelSpec,
-        *,
-        backend: str = "auto",
-        precision: str = "auto",
-        cache_root: Path | None = None,
-        device: str | None = None,
-        max_seq_length: int | None = None,
-        threads: int | None = None,
-        batching: BatchingConfig | None = None,
+        cls, spec: ModelSpec, options: EncoderOptions, batching: BatchingConfig | None = None
     ) -> Encoder:
         """Load the best passing variant of a model version (exported and cached on first use)."""
-        loaded = load_encoder_backend(
-            spec,
-            backend=backend,
-            precision=precision,
-            cache_root=cache_root,
-            device=device,
-            max_seq_length=max_seq_length,
-            threads=threads,
-        )
-        return cls(loaded, spec, batching)
+        return cls(load_encoder_backend(spec, options), spec, batching)
 
     @property
     def version(self) -> str:

@@ -121,10 +121,7 @@ class ImportJob:
 
     def _update(self, **fields: Any) -> None:
         with transaction(self.runtime.sessions) as session:
-            job = JobRepository(session).get(self.job_id)
-            assert job is not None
-            for key, value in fields.items():
-                setattr(job, key, value)
+            JobRepository(session).update(self.job_id, **fields)
 
     def run(self) -> None:
         """Run the job to its end, recording the outcome whatever happens."""

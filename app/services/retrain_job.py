@@ -108,10 +108,7 @@ class RetrainJob:
 
     def _update(self, **fields: Any) -> None:
         with transaction(self.runtime.sessions) as session:
-            job = JobRepository(session).get(self.job_id)
-            assert job is not None
-            for key, value in fields.items():
-                setattr(job, key, value)
+            JobRepository(session).update(self.job_id, **fields)
 
     def _progress(self, stage: str, **fields: Any) -> None:
         self._update(progress={"stage": stage, **fields})

@@ -20,6 +20,7 @@ from app.services.follower import ChangeWaiter
 from app.services.index_store import IndexStore
 from app.services.registry import active_model_spec
 from encoders.batcher import BatchingConfig
+from encoders.loader import EncoderOptions
 from pairank.locks import SharedExclusiveLock
 from pairank.models import ModelSpec, resolve_model
 
@@ -93,14 +94,17 @@ class Runtime:
         """Load a model with the service's backend, device and batching settings."""
         settings = self.settings
         log.info("loading model %s from %s", spec.version, spec.path)
-        encoder = Encoder.load(
-            spec,
+        options = EncoderOptions(
             backend=settings.encoder_backend,
             precision=settings.encoder_precision,
             cache_root=settings.export_dir,
             device=settings.device,
             max_seq_length=settings.max_seq_length,
             threads=settings.encoder_threads,
+        )
+        encoder = Encoder.load(
+            spec,
+            options,
             batching=BatchingConfig(
                 max_batch_texts=settings.encode_batch_size,
                 max_batch_tokens=settings.max_batch_tokens,

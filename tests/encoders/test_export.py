@@ -16,6 +16,7 @@ from encoders import export
 from encoders.loader import (
     MANIFEST,
     EncoderLoader,
+    EncoderOptions,
     Variant,
     candidate_variants,
     load_encoder_backend,
@@ -37,7 +38,9 @@ def tiny_spec(tiny_model_dir: Path) -> ModelSpec:
 def test_each_variant_exports_passes_the_gate_and_matches_torch(
     tiny_spec: ModelSpec, tiny_torch_backend: TorchBackend, tmp_path: Path, backend: str, precision: str
 ) -> None:
-    loaded = load_encoder_backend(tiny_spec, backend=backend, precision=precision, cache_root=tmp_path)
+    loaded = load_encoder_backend(
+        tiny_spec, EncoderOptions(backend=backend, precision=precision, cache_root=tmp_path)
+    )
     assert loaded.variant == Variant(backend, precision)
     assert loaded.attempts == []
     manifest = json.loads((variant_folder(tmp_path, tiny_spec, loaded.variant) / MANIFEST).read_text())
@@ -54,24 +57,24 @@ def test_each_variant_exports_passes_the_gate_and_matches_torch(
 
 
 def test_second_start_reuses_the_export_without_loading_torch(tiny_spec: ModelSpec, tmp_path: Path) -> None:
-    first = EncoderLoader(tiny_spec, tmp_path, "cpu", None).load("openvino", "int8")
+    first = EncoderLoader(tiny_spec, EncoderOptions("openvino", "int8", tmp_path, "cpu")).load()
     folder = variant_folder(tmp_path, tiny_spec, first.variant)
     stamp = (folder / MANIFEST).stat().st_mtime_ns
-    again = EncoderLoader(tiny_spec, tmp_path, "cpu", None)
-    loaded = again.load("auto", "auto")
+    again = EncoderLoader(tiny_spec, EncoderOptions(cache_root=tmp_path, device="cpu"))
+    loaded = again.load()
     assert loaded.variant == Variant("openvino", "int8")
     assert again._reference is None  # the torch weights were never loaded: nothing was exported
     assert (folder / MANIFEST).stat().st_mtime_ns == stamp
 
 
 def test_an_export_of_other_weights_is_not_reused(tiny_spec: ModelSpec, tmp_path: Path) -> None:
-    load_encoder_backend(tiny_spec, backend="onnx", precision="fp32", cache_root=tmp_path)
+    load_encoder_backend(tiny_spec, EncoderOptions(backend="onnx", precision="fp32", cache_root=tmp_path))
     manifest_path = variant_folder(tmp_path, tiny_spec, Variant("onnx", "fp32")) / MANIFEST
     manifest = json.loads(manifest_path.read_text())
     manifest["weights_sha256"] = "0" * 64
     manifest_path.write_text(json.dumps(manifest))
-    loader = EncoderLoader(tiny_spec, tmp_path, "cpu", None)
-    loader.load("onnx", "fp32")
+    loader = EncoderLoader(tiny_spec, EncoderOptions("onnx", "fp32", tmp_path, "cpu"))
+    loader.load()
     assert loader._reference is not None  # exported again
     assert json.loads(manifest_path.read_text())["weights_sha256"] == tiny_spec.weights_sha256
 
@@ -99,7 +102,7 @@ def test_a_variant_failing_the_gate_falls_back_and_is_not_exported_again(
 ) -> None:
     calls: list[str] = []
     monkeypatch.setitem(export.EXPORTERS, "openvino", corrupting(export.export_openvino, calls))
-    loaded = load_encoder_backend(tiny_spec, cache_root=tmp_path)
+    loaded = load_encoder_backend(tiny_spec, EncoderOptions(cache_root=tmp_path))
     assert loaded.variant == Variant("onnx", "int8")
     assert loaded.attempts[0]["variant"] == "openvino-int8"
     assert "quality gate" in loaded.attempts[0]["error"] and "failed" in loaded.attempts[0]["error"]
@@ -107,7 +110,7 @@ def test_a_variant_failing_the_gate_falls_back_and_is_not_exported_again(
         (variant_folder(tmp_path, tiny_spec, Variant("openvino", "int8")) / MANIFEST).read_text()
     )
     assert manifest["passed"] is False
-    again = load_encoder_backend(tiny_spec, cache_root=tmp_path)
+    again = load_encoder_backend(tiny_spec, EncoderOptions(cache_root=tmp_path))
     assert again.variant == Variant("onnx", "int8")
     assert calls == ["int8"]  # the failed verdict was remembered
 
@@ -116,7 +119,9 @@ def test_explicit_variant_failing_the_gate_ends_at_torch_fp32(
     tiny_spec: ModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(export.EXPORTERS, "onnx", corrupting(export.export_onnx, []))
-    loaded = load_encoder_backend(tiny_spec, backend="onnx", precision="int8", cache_root=tmp_path)
+    loaded = load_encoder_backend(
+        tiny_spec, EncoderOptions(backend="onnx", precision="int8", cache_root=tmp_path)
+    )
     assert loaded.variant == Variant("torch", "fp32")
     assert [a["variant"] for a in loaded.attempts] == ["onnx-int8"]
 
@@ -136,7 +141,9 @@ def test_workers_starting_together_export_once(
     threads = [
         threading.Thread(
             target=lambda: results.append(
-                load_encoder_backend(tiny_spec, backend="onnx", precision="fp32", cache_root=tmp_path).variant
+                load_encoder_backend(
+                    tiny_spec, EncoderOptions(backend="onnx", precision="fp32", cache_root=tmp_path)
+                ).variant
             )
         )
         for _ in range(3)
@@ -183,6 +190,6 @@ def test_impossible_combinations_are_refused(backend: str, precision: str, devic
 
 def test_hub_models_without_a_weights_hash_run_on_torch(tiny_model_dir: Path, tmp_path: Path) -> None:
     spec = ModelSpec("some/hub-model", str(tiny_model_dir), None)
-    loaded = load_encoder_backend(spec, cache_root=tmp_path)
+    loaded = load_encoder_backend(spec, EncoderOptions(cache_root=tmp_path))
     assert loaded.variant == Variant("torch", "fp32")
     assert "weights hash" in loaded.attempts[0]["error"]
