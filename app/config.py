@@ -23,8 +23,21 @@ class Settings(BaseSettings):
         "default", description="`default` (bundled all-MiniLM-L6-v2), a local folder or a hub name."
     )
     admin_api_key: str | None = Field(
-        None, description="Key for /admin routes (X-API-Key); unset disables them."
+        None, description="A key with the admin scope, from the environment (database keys: `pairank keys`)."
     )
+    auth: Literal["required", "disabled"] = Field(
+        "required", description="`disabled` opens read and write routes without a key (admin routes never)."
+    )
+    bootstrap_admin_key: str | None = Field(
+        None, description="Stored as the first admin key at start-up when the database has none."
+    )
+    rate_limit: float = Field(
+        100.0, ge=0.0, description="Requests/s per key (per address without auth), per process; 0: off."
+    )
+    rate_burst: int = Field(
+        200, ge=1, description="Requests a caller may send at once before the rate bites."
+    )
+    log_format: Literal["text", "json"] = Field("text", description="`json`: one JSON object per log line.")
     device: str | None = Field(
         None, description="Torch device for the model; default: cuda if present, else cpu."
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -49,7 +50,11 @@ def main(argv: list[str]) -> int:
         "--kind", choices=("claim", "answer", "question"), help="create the corpus if missing"
     )
     parser.add_argument("--url", default="http://127.0.0.1:8000", help="the service (default %(default)s)")
-    parser.add_argument("--api-key", help="sent as X-API-Key")
+    parser.add_argument(
+        "--api-key",
+        default=os.environ.get("PAIRANK_API_KEY"),
+        help="a write key, sent as `Authorization: Bearer` (default: $PAIRANK_API_KEY)",
+    )
     args = parser.parse_args(argv)
     if args.source.is_dir():
         corpus_file = args.source / "corpus.jsonl"
@@ -62,7 +67,7 @@ def main(argv: list[str]) -> int:
     else:
         print(f"pairank import: {args.source} does not exist", file=sys.stderr)
         return 2
-    headers = {"X-API-Key": args.api_key} if args.api_key else {}
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
     with httpx.Client(base_url=args.url, headers=headers, timeout=600) as http:
         if args.kind and http.get(f"/v1/corpora/{args.corpus}").status_code == 404:
             http.post("/v1/corpora", json={"name": args.corpus, "kind": args.kind}).raise_for_status()

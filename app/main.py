@@ -10,10 +10,14 @@ from fastapi import FastAPI
 from app.api.body_limit import BodySizeLimit
 from app.api.errors import install_error_handlers
 from app.api.json_guard import JsonBodyGuard
+from app.api.observe import RequestObserver
 from app.api.openapi import install_contract
 from app.api.routes import admin, corpora, evaluations, health, imports, pairs, ranking
 from app.api.routes.imports import IMPORTS_PATH
+from app.api.security import TokenBuckets
 from app.config import Settings, get_settings
+from app.observability.logs import configure_logging
+from app.observability.metrics import worker_exited
 from app.services.runtime import Runtime
 from pairank import __version__
 
@@ -33,6 +37,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         finally:
             if runtime is None:
                 active.close()
+                worker_exited()
 
     app = FastAPI(
         title="pairank",
@@ -44,6 +49,7 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         # `DELETE .../documents/..` (normalised to `.../corpus/`) into a delete of the whole corpus.
         redirect_slashes=False,
     )
+    app.state.rate_buckets = TokenBuckets()  # per app, so per worker process (documented as such)
     install_error_handlers(app)
     install_contract(app, settings)
     app.add_middleware(JsonBodyGuard)
@@ -52,9 +58,19 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
         max_bytes=settings.max_request_bytes,
         overrides=[(IMPORTS_PATH, settings.max_import_bytes)],
     )
+    # Added last, so outermost: the request id, metrics and access log cover the 413s and 422s above.
+    app.add_middleware(RequestObserver)
     for module in (health, corpora, ranking, evaluations, pairs, imports, admin):
         app.include_router(module.router)
     return app
 
 
-app = create_app()
+def _served_app() -> FastAPI:
+    settings = get_settings()
+    configure_logging(settings.log_format)
+    return create_app(settings)
+
+
+# What uvicorn serves (`app.main:app`): logging is set up here, not in create_app, so that tests building
+# apps keep pytest's log capture.
+app = _served_app()

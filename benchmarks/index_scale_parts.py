@@ -215,6 +215,8 @@ def measure_workers(folder: Path, model_dir: Path) -> dict[str, Any]:
             "PAIRANK_MODEL": str(model_dir),
             "PAIRANK_MODEL_CACHE_DIR": str(folder.parent / "model-exports"),
             "PAIRANK_SYNC_SECONDS": "0",
+            "PAIRANK_AUTH": "disabled",
+            "PAIRANK_RATE_LIMIT": "0",
         }
         port = 18000 + workers
         process = subprocess.Popen(

@@ -78,6 +78,9 @@ def start(env_extra: dict[str, str], folder: Path, port: int) -> subprocess.Pope
     env = {
         **os.environ,
         "PAIRANK_DATA_DIR": str(folder),
+        # Measures the serving path, not the per-key limiter: no keys, no rate limit.
+        "PAIRANK_AUTH": "disabled",
+        "PAIRANK_RATE_LIMIT": "0",
         "PAIRANK_MODEL_CACHE_DIR": str(REPO / "data" / "models"),
         **env_extra,
     }

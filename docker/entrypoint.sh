@@ -57,6 +57,12 @@ python "$here/wait_for_db.py"
 echo "entrypoint: applying migrations" >&2
 pairank migrate
 
+# prometheus-client multiprocess mode: the workers write their metrics here and GET /metrics sums them.
+# Container-local and emptied at every start, so a restart does not add the last run's counts.
+export PROMETHEUS_MULTIPROC_DIR="${PROMETHEUS_MULTIPROC_DIR:-/tmp/pairank-metrics}"
+rm -rf "$PROMETHEUS_MULTIPROC_DIR"
+mkdir -p "$PROMETHEUS_MULTIPROC_DIR"
+
 echo "entrypoint: serving app.main:app on ${host}:${port} with ${workers} worker(s)" >&2
 # exec: uvicorn becomes PID 1, so `docker stop` (SIGTERM) reaches it and it shuts down gracefully.
 exec uvicorn app.main:app --host "$host" --port "$port" --workers "$workers"

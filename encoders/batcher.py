@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Protocol
 
 import numpy as np
 
@@ -78,12 +79,28 @@ class BatcherStats:
     largest_batch: int = 0
 
 
+class BatchObserver(Protocol):
+    """Told about every forward pass and every refusal (the service's metrics implement it)."""
+
+    def batch_done(self, texts: int, seconds: float, queued: int) -> None:
+        """A pass of `texts` texts took `seconds`; `queued` texts wait for the next."""
+
+    def rejected(self, texts: int) -> None:
+        """An interactive call of `texts` texts was refused: the queue was full."""
+
+
 class MicroBatcher:
     """Gathers concurrent encode calls into shared forward passes on one worker thread."""
 
-    def __init__(self, backend: EncoderBackend, config: BatchingConfig | None = None) -> None:
+    def __init__(
+        self,
+        backend: EncoderBackend,
+        config: BatchingConfig | None = None,
+        observer: BatchObserver | None = None,
+    ) -> None:
         self.backend = backend
         self.config = config or BatchingConfig()
+        self.observer = observer
         self.stats = BatcherStats()
         self._queues: dict[Priority, deque[_Request]] = {p: deque() for p in Priority}
         self._queued_texts = 0
@@ -130,7 +147,10 @@ class MicroBatcher:
         rows = []
         with self._direct_lock:
             for start in range(0, len(tokens), self.config.max_batch_texts):
+                started = time.monotonic()
                 rows.append(self.backend.forward(tokens[start : start + self.config.max_batch_texts]))
+                if self.observer is not None:
+                    self.observer.batch_done(len(rows[-1]), time.monotonic() - started, 0)
                 if progress is not None:
                     progress(min(start + self.config.max_batch_texts, len(tokens)))
         return np.vstack(rows)
@@ -143,6 +163,8 @@ class MicroBatcher:
             limit = self.config.max_queued_texts
             if priority is Priority.INTERACTIVE and self._queued_texts and self._queued_texts + count > limit:
                 self.stats.rejected += 1
+                if self.observer is not None:
+                    self.observer.rejected(count)
                 raise EncoderOverloaded(self._queued_texts, limit, self._retry_after())
             requests = [_Request(chunk, priority) for chunk in chunks]
             self._queues[priority].extend(requests)
@@ -234,6 +256,8 @@ class MicroBatcher:
         stats.largest_batch = max(stats.largest_batch, texts)
         rate = texts / max(seconds, 1e-6)
         self._rate = rate if not self._rate else 0.8 * self._rate + 0.2 * rate
+        if self.observer is not None:
+            self.observer.batch_done(texts, seconds, self._queued_texts)
 
     def close(self) -> None:
         """Stop the worker after the batch in flight; queued callers get an error."""

@@ -122,6 +122,9 @@ export PAIRANK_HOST=127.0.0.1
 export PAIRANK_WORKERS=1
 export PAIRANK_DB_WAIT_TIMEOUT=30
 export PAIRANK_MODEL=default
+# Keys are required (the image's default): the first start stores this admin key, the checks send it.
+PAIRANK_BOOTSTRAP_ADMIN_KEY="$(pairank keys generate)"
+export PAIRANK_BOOTSTRAP_ADMIN_KEY
 export HF_HUB_OFFLINE=1
 export TRANSFORMERS_OFFLINE=1
 export PYTHONUNBUFFERED=1

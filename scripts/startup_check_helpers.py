@@ -51,10 +51,16 @@ class CheckFailed(Exception):
     """A step of the start-up check failed; the message says which and why."""
 
 
-def _request(method: str, url: str, body: Any = None, timeout: float = 120.0) -> tuple[int, Any]:
+def _request(
+    method: str, url: str, body: Any = None, timeout: float = 120.0, *, keyed: bool = True
+) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method)
     request.add_header("content-type", "application/json")
+    # The container runs with keys required; the check bootstraps an admin key and uses it.
+    key = os.environ.get("PAIRANK_BOOTSTRAP_ADMIN_KEY")
+    if keyed and key:
+        request.add_header("Authorization", f"Bearer {key}")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             status, raw = response.status, response.read()
@@ -215,6 +221,12 @@ def _check_ranking(base_url: str) -> None:
 
 
 def smoke(base_url: str) -> None:
+    status, payload = _request("GET", f"{base_url}/v1/corpora", keyed=False)
+    if status != 401:
+        raise CheckFailed(
+            f"GET /v1/corpora without a key: expected 401 (keys required), got {status}: {payload}"
+        )
+    print("without a key: 401, as PAIRANK_AUTH=required says")
     _expect("POST", f"{base_url}/v1/corpora", 201, {"name": CORPUS, "kind": "claim"})
     upserted = _expect("POST", f"{base_url}/v1/corpora/{CORPUS}/documents", 200, {"documents": DOCUMENTS})
     if upserted.get("inserted") != len(DOCUMENTS):

@@ -70,12 +70,14 @@ def start_server(
         "PAIRANK_MODEL": str(tiny_model_dir),
         "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
         "PAIRANK_ADMIN_API_KEY": "k",
+        "PAIRANK_AUTH": "disabled",
+        "PAIRANK_RATE_LIMIT": "0",
     }
     started: list[Server] = []
 
-    def start(**settings: str) -> Server:
+    def start(*, workers: int = 1, log_file: Path | None = None, **settings: str) -> Server:
         extra = {f"PAIRANK_{key.upper()}": value for key, value in settings.items()}
-        started.append(Server({**env, **extra}))
+        started.append(Server({**env, **extra}, workers, log_file))
         return started[-1]
 
     yield start

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -22,13 +24,12 @@ def free_port() -> int:
 class Server:
     """`pairank serve` in its own process, as an operator runs it."""
 
-    def __init__(self, env: dict[str, str]) -> None:
+    def __init__(self, env: dict[str, str], workers: int = 1, log_file: Path | None = None) -> None:
         self.port = free_port()
+        self.log: IO[bytes] | int = log_file.open("wb") if log_file is not None else subprocess.DEVNULL
+        command = ["serve", "--port", str(self.port), "--workers", str(workers)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "pairank.cli", "serve", "--port", str(self.port)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            [sys.executable, "-m", "pairank.cli", *command], env=env, stdout=self.log, stderr=self.log
         )
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=120)
         deadline = time.monotonic() + 120
@@ -47,6 +48,8 @@ class Server:
         self.process.send_signal(sig)
         self.process.wait(30)
         self.http.close()
+        if not isinstance(self.log, int):
+            self.log.close()
 
 
 ServerFactory = Callable[..., Server]

@@ -44,3 +44,7 @@ def test_serve_migrates_and_serves(tmp_path: Path, tiny_model_dir: Path) -> None
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=20)
+    # The demo runs without keys, and says so.
+    assert process.stdout is not None
+    output = process.stdout.read()
+    assert "WARNING" in output and "PAIRANK_AUTH=disabled" in output

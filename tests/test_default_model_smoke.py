@@ -21,7 +21,7 @@ def test_default_model_weights_are_checked() -> None:
 
 
 def test_paraphrase_of_demo_claim_ranks_it_first(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, model="default", seed_demo=True)
+    settings = Settings(data_dir=tmp_path, model="default", seed_demo=True, auth="disabled")
     upgrade_to_head(settings.resolved_database_url)
     runtime = Runtime(settings)
     with TestClient(create_app(settings, runtime)) as client:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.services.api_keys import ApiKeyService
 from app.services.calibration import CalibrationService
 from app.services.corpora import CorpusService
 from app.services.evaluations import EvaluationService
@@ -63,6 +64,11 @@ def get_import_service(request: Request) -> ImportService:
     return ImportService(get_runtime(request))
 
 
+def get_api_key_service(request: Request) -> ApiKeyService:
+    """API key management on this app's database."""
+    return ApiKeyService(get_runtime(request).sessions)
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 CorpusServiceDep = Annotated[CorpusService, Depends(get_corpus_service)]
 RankingServiceDep = Annotated[RankingService, Depends(get_ranking_service)]
@@ -72,3 +78,4 @@ PairServiceDep = Annotated[PairService, Depends(get_pair_service)]
 RetrainServiceDep = Annotated[RetrainService, Depends(get_retrain_service)]
 ModelAdminServiceDep = Annotated[ModelAdminService, Depends(get_model_admin_service)]
 ImportServiceDep = Annotated[ImportService, Depends(get_import_service)]
+ApiKeyServiceDep = Annotated[ApiKeyService, Depends(get_api_key_service)]

@@ -9,14 +9,17 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from app.db.engine import DATABASE_UNAVAILABLE
 from app.services.errors import (
     ConflictError,
+    ForbiddenError,
     InvalidInputError,
     LimitExceededError,
     NotFoundError,
     NotReadyError,
-    OverloadedError,
+    RetryLaterError,
     ServiceError,
+    UnauthorizedError,
 )
 
 log = logging.getLogger(__name__)
@@ -26,7 +29,9 @@ STATUS_OF: dict[type[ServiceError], int] = {
     ConflictError: 409,
     LimitExceededError: 413,
     InvalidInputError: 422,
-    OverloadedError: 429,
+    UnauthorizedError: 401,
+    ForbiddenError: 403,
+    RetryLaterError: 429,
     NotReadyError: 503,
 }
 
@@ -64,12 +69,20 @@ async def _on_service_error(_: Request, error: Exception) -> JSONResponse:
     content: dict[str, Any] = {"detail": error.message}
     if error.field:
         content["field"] = error.field
-    if isinstance(error, LimitExceededError | OverloadedError):
+    if isinstance(error, LimitExceededError | RetryLaterError):
         content["limit"] = error.limit
-    if isinstance(error, OverloadedError):
-        headers = {"Retry-After": str(error.retry_after)}
-        return JSONResponse(status_code=status, content=content, headers=headers)
-    return JSONResponse(status_code=status, content=content)
+    headers: dict[str, str] = {}
+    if isinstance(error, RetryLaterError):
+        headers["Retry-After"] = str(error.retry_after)
+    if isinstance(error, UnauthorizedError):
+        headers["WWW-Authenticate"] = 'Bearer, ApiKey header="X-API-Key"'
+    return JSONResponse(status_code=status, content=content, headers=headers or None)
+
+
+async def _on_database_unavailable(_: Request, error: Exception) -> JSONResponse:
+    log.error("database unavailable: %s", error)
+    content = {"detail": "database: unavailable, retry after the Retry-After seconds", "field": "database"}
+    return JSONResponse(status_code=503, content=content, headers={"Retry-After": "5"})
 
 
 async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
@@ -81,4 +94,6 @@ def install_error_handlers(app: FastAPI) -> None:
     """Register the JSON error handlers on an app."""
     app.add_exception_handler(RequestValidationError, _on_validation_error)
     app.add_exception_handler(ServiceError, _on_service_error)
+    for kind in DATABASE_UNAVAILABLE:
+        app.add_exception_handler(kind, _on_database_unavailable)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -1,10 +1,12 @@
 """The OpenAPI schema as the contract: limits from settings, and the rules every request body obeys.
 
-FastAPI derives the schema from the models; three things it cannot know are added here:
+FastAPI derives the schema from the models; what it cannot know is added here:
 - limits that are settings (`PAIRANK_MAX_TEXT_CHARS`, `..._PER_REQUEST`): fields marked
   `x-pairank-limit` get the configured `maxLength` / `maxItems`;
 - every integer in a request must fit 64 bits (the JSON guard refuses the rest): integers get bounds;
-- the 405 answers carry an `Allow` header listing every method of the path.
+- the 405 answers carry an `Allow` header listing every method of the path;
+- a worked example of every request body (app/schemas/examples.py);
+- the API-key scope each operation needs (`x-pairank-scope`, and a sentence in its description).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from starlette.routing import Match
 
 from app.config import Settings
 from app.schemas.common import INT64_MAX, INT64_MIN, LIMIT, STRING_PATTERN
+from app.schemas.examples import REQUEST_EXAMPLES
 
 
 def _walk(node: Any) -> Iterator[dict[str, Any]]:
@@ -68,7 +71,29 @@ def contract_schema(app: FastAPI, settings: Settings) -> dict[str, Any]:
             if node.get("type") == "integer":
                 node.setdefault("minimum", INT64_MIN)
                 node.setdefault("maximum", INT64_MAX)
+    _declare_scopes(schema)
+    for model, example in REQUEST_EXAMPLES.items():
+        if model.__name__ in components:
+            components[model.__name__]["examples"] = [example]
     return schema
+
+
+def operation_scope(operation: dict[str, Any]) -> str | None:
+    """The key scope an operation needs, from its security requirement (None: public)."""
+    requirements = operation.get("security", [])
+    scopes = sorted({scope for each in requirements for names in each.values() for scope in names})
+    return ",".join(scopes) or None
+
+
+def _declare_scopes(schema: dict[str, Any]) -> None:
+    # Scopes are only defined for OAuth2 in OpenAPI: say them again as `x-pairank-scope` and in words.
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            scope = operation_scope(operation)
+            if scope is not None:
+                operation["x-pairank-scope"] = scope
+                text = operation.get("description", "")
+                operation["description"] = f"{text}\n\nNeeds a key with scope `{scope}`.".strip()
 
 
 _METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")

@@ -35,3 +35,6 @@ RecordIdParam = Annotated[
 ]
 PairIdParam = Annotated[int, Path(ge=1, le=INT64_MAX, description="Pair id.")]
 Offset = Annotated[int, Query(ge=0, le=INT64_MAX, description="Items to skip.")]
+KeyIdParam = Annotated[
+    str, Path(min_length=1, max_length=16, pattern=r"^[a-z0-9]+$", description="API key id (`prk_<id>_...`).")
+]

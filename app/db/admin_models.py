@@ -73,3 +73,24 @@ class ModelVersion(Base):
     is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
     activated_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+
+
+SCOPES = ("read", "write", "admin")
+
+
+class ApiKey(Base):
+    """An API key: its scope, the corpora it may touch (null: all), and a salted hash of its secret.
+
+    The secret itself is shown once at creation and never stored.
+    """
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[str] = mapped_column(String(16), primary_key=True)
+    name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    scope: Mapped[str] = mapped_column(String(8), nullable=False)
+    corpora: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    salt: Mapped[str] = mapped_column(String(32), nullable=False)
+    key_hash: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
+    revoked_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)

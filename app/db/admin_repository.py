@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
 
-from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job, ModelVersion, TrainingPair
+from app.db.admin_models import UNFINISHED_JOB_STATUSES, ApiKey, Job, ModelVersion, TrainingPair
 from app.db.models import utcnow
 
 
@@ -96,6 +96,11 @@ class JobRepository:
         """Newest jobs first."""
         return list(self.session.scalars(select(Job).order_by(Job.created_at.desc()).limit(limit)))
 
+    def count_by_state(self) -> dict[tuple[str, str], int]:
+        """How many jobs of each (kind, status): one grouped query, for the metrics scrape."""
+        rows = self.session.execute(select(Job.kind, Job.status, func.count()).group_by(Job.kind, Job.status))
+        return {(str(kind), str(status)): int(count) for kind, status, count in rows}
+
     def fail_unfinished(self, reason: str) -> int:
         """Mark jobs a previous process left queued or running as failed; returns how many."""
         result = self.session.execute(
@@ -147,3 +152,29 @@ class ModelRepository:
             .where(ModelVersion.version == version)
             .values(is_active=True, activated_at=utcnow())
         )
+
+
+class ApiKeyRepository:
+    """API keys (hashes only)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def add(self, key: ApiKey) -> ApiKey:
+        """Store a new key."""
+        self.session.add(key)
+        self.session.flush()
+        return key
+
+    def get(self, key_id: str) -> ApiKey | None:
+        """One key by id (revoked ones included)."""
+        return self.session.get(ApiKey, key_id)
+
+    def list(self) -> list[ApiKey]:
+        """Every key, newest first."""
+        return list(self.session.scalars(select(ApiKey).order_by(ApiKey.created_at.desc())))
+
+    def count_active_admin(self) -> int:
+        """How many admin keys are not revoked."""
+        query = select(ApiKey).where(ApiKey.scope == "admin", ApiKey.revoked_at.is_(None))
+        return len(list(self.session.scalars(query)))

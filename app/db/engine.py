@@ -7,8 +7,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -34,6 +35,9 @@ def make_engine(url: str) -> Engine:
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
         # A local file cannot drop a connection: no ping per checkout; keep every connection pooled.
         kwargs.update(pool_pre_ping=False, pool_size=30, max_overflow=0)
+    else:
+        # A database host that drops packets would otherwise hold /ready and every request for minutes.
+        kwargs["connect_args"] = {"connect_timeout": 10}
     engine = create_engine(url, **kwargs)
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _enable_sqlite_foreign_keys)
@@ -50,3 +54,18 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One unit of work: commit on success, roll back on any error."""
     with factory() as session, session.begin():
         yield session
+
+
+# Errors meaning "the database cannot be reached now" (server down, refused, file unopenable): the API
+# answers them with 503 and Retry-After instead of a 500.
+DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
+
+
+def database_problem(engine: Engine) -> str | None:
+    """None when one round trip (`SELECT 1`) succeeds; else why it failed, in one line."""
+    try:
+        with engine.connect() as connection:
+            connection.execute(text("SELECT 1"))
+    except DBAPIError as error:
+        return str(error.orig or error).strip().splitlines()[0][:300]
+    return None

@@ -26,16 +26,16 @@ class ErrorResponse(BaseModel):
 
 _DESCRIPTIONS = {
     400: "Malformed request.",
-    401: "Missing credentials.",
-    403: "Credentials without the needed permission.",
+    401: "Missing, unknown or revoked API key (`WWW-Authenticate` says how to send one).",
+    403: "The key lacks the route's scope, or is limited to other corpora.",
     404: "Unknown corpus, document, pair, evaluation, job or model.",
     405: "Method not allowed on this path (the Allow header lists the allowed ones).",
     409: "Conflicts with the current state (a taken name, a running job).",
     413: "Over a configured size limit (the limit is named).",
     415: "The body is not in the media type this operation takes.",
     422: "Invalid input: every problem is listed with its field.",
-    429: "Too much work queued; retry after the Retry-After seconds.",
-    503: "The model and indexes are still loading, or failed to load.",
+    429: "The key's rate limit, or the encoder queue, is full; retry after the Retry-After seconds.",
+    503: "The model and indexes are loading (or failed to load), or the database is unreachable.",
 }
 
 
@@ -55,7 +55,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     return responses
 
 
-# Every route can be refused for bad input or while loading; body limits apply to every body.
-COMMON_ERRORS = (413, 422, 503)
+# Every keyed route can be refused for its key or its rate, for bad input, or while loading; body limits
+# apply to every body.
+COMMON_ERRORS = (401, 403, 413, 422, 429, 503)
 NOT_FOUND = error_responses(404)
 CONFLICT = error_responses(409)

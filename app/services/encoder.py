@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from app.services.errors import OverloadedError
-from encoders.batcher import BatchingConfig, EncoderOverloaded, MicroBatcher, Priority
+from encoders.batcher import BatchingConfig, BatchObserver, EncoderOverloaded, MicroBatcher, Priority
 from encoders.loader import EncoderOptions, LoadedEncoder, load_encoder_backend
 from pairank.models import ModelSpec
 
@@ -33,19 +33,27 @@ class Encoder:
     """Turns texts into L2-normalized float32 vectors with one loaded model version."""
 
     def __init__(
-        self, loaded: LoadedEncoder, spec: ModelSpec, batching: BatchingConfig | None = None
+        self,
+        loaded: LoadedEncoder,
+        spec: ModelSpec,
+        batching: BatchingConfig | None = None,
+        observer: BatchObserver | None = None,
     ) -> None:
         self.loaded = loaded
         self.spec = spec
         self.dimension = int(loaded.backend.dimension)
-        self.batcher = MicroBatcher(loaded.backend, batching)
+        self.batcher = MicroBatcher(loaded.backend, batching, observer)
 
     @classmethod
     def load(
-        cls, spec: ModelSpec, options: EncoderOptions, batching: BatchingConfig | None = None
+        cls,
+        spec: ModelSpec,
+        options: EncoderOptions,
+        batching: BatchingConfig | None = None,
+        observer: BatchObserver | None = None,
     ) -> Encoder:
         """Load the best passing variant of a model version (exported and cached on first use)."""
-        return cls(load_encoder_backend(spec, options), spec, batching)
+        return cls(load_encoder_backend(spec, options), spec, batching, observer)
 
     @property
     def version(self) -> str:

@@ -37,10 +37,35 @@ class NotReadyError(ServiceError):
     """The model or the indexes are still loading (503)."""
 
 
-class OverloadedError(ServiceError):
-    """Too much work is queued for the encoder; the client should retry later (429 with Retry-After)."""
+class RetryLaterError(ServiceError):
+    """The request may succeed later: 429 with Retry-After (seconds) and the limit that was hit."""
 
-    def __init__(self, message: str, retry_after: int, limit: int) -> None:
-        super().__init__(message, field="PAIRANK_MAX_QUEUED_TEXTS")
+    def __init__(self, message: str, retry_after: int, limit: int, field: str | None = None) -> None:
+        super().__init__(message, field=field)
         self.retry_after = retry_after
         self.limit = limit
+
+
+class OverloadedError(RetryLaterError):
+    """Too much work is queued for the encoder."""
+
+    def __init__(self, message: str, retry_after: int, limit: int) -> None:
+        super().__init__(message, retry_after, limit, field="PAIRANK_MAX_QUEUED_TEXTS")
+
+
+class RateLimitedError(RetryLaterError):
+    """The caller sent more requests than its rate limit allows."""
+
+    def __init__(self, message: str, retry_after: int, limit: int) -> None:
+        super().__init__(message, retry_after, limit, field="PAIRANK_RATE_LIMIT")
+
+
+class UnauthorizedError(ServiceError):
+    """No valid credentials (401)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, field="Authorization")
+
+
+class ForbiddenError(ServiceError):
+    """Valid credentials without the permission the request needs (403)."""

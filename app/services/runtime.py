@@ -14,6 +14,7 @@ from threadpoolctl import threadpool_limits
 from app.config import Settings
 from app.db.admin_repository import ModelRepository
 from app.db.engine import make_engine, make_session_factory, transaction
+from app.observability.metrics import ENCODER_METRICS
 from app.services.encoder import Encoder
 from app.services.errors import NotReadyError
 from app.services.follower import ChangeWaiter
@@ -81,6 +82,11 @@ class Runtime:
             raise NotReadyError("the model and indexes are still loading; retry shortly (see GET /ready)")
         return state
 
+    def serving_version(self) -> str | None:
+        """The model version serving now, None while loading (for logs and metrics)."""
+        state = self._state
+        return state.model_version if state is not None and self._ready.is_set() else None
+
     def start_loading(self) -> None:
         """Load the model and the indexes in a background thread (so /health answers meanwhile)."""
         self._loader = threading.Thread(target=self._load, name="pairank-loader", daemon=True)
@@ -112,6 +118,7 @@ class Runtime:
                 max_queued_texts=settings.max_queued_texts,
                 enabled=settings.micro_batching,
             ),
+            observer=ENCODER_METRICS,
         )
         log.info("model %s runs on %s %s", spec.version, encoder.backend, encoder.precision)
         return encoder

@@ -31,6 +31,9 @@ def make_settings(
             "model_cache_dir": export_cache_dir,
             # Several runtimes share one database in some tests; each keeps its own model unless asked.
             "sync_seconds": 0,
+            # Most tests exercise the API itself; tests/api/test_security.py runs with keys required.
+            "auth": "disabled",
+            "rate_limit": 0,
         }
         values.update(overrides)
         return Settings(**values)

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, settings
 from app.config import Settings
 from app.db.migrate import upgrade_to_head
 from app.main import create_app
+from app.services.api_keys import ApiKeyService
 from app.services.runtime import Runtime
 from tests.api.conftest import CLAIMS
 
@@ -33,8 +34,11 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0")) or None
 # The schema is read at collection time (schemathesis' lazy fixture loader does not run on pytest 9.2);
 # building the app loads nothing: the model and indexes load when the fixture below starts it.
 _FOLDER = Path(tempfile.mkdtemp(prefix="pairank-fuzz-"))
-_SETTINGS = Settings(data_dir=_FOLDER, model="set-by-the-fixture", sync_seconds=0, admin_api_key="fuzz-key")
+_SETTINGS = Settings(
+    data_dir=_FOLDER, model="set-by-the-fixture", sync_seconds=0, admin_api_key="fuzz-key", rate_limit=0
+)
 _RUNTIME = Runtime(_SETTINGS)
+WRITE_KEY: dict[str, str] = {}
 APP = create_app(_SETTINGS, _RUNTIME)
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP, config=CONFIG)
 
@@ -47,6 +51,11 @@ def started(tiny_model_dir: Path, export_cache_dir: Path) -> Iterator[None]:
     upgrade_to_head(_SETTINGS.resolved_database_url)
     with TestClient(APP) as client:
         assert _RUNTIME.wait_ready(60), _RUNTIME.load_error
+        # Cases carry a write key: every read and write route is exercised, admin routes answer 403
+        # (fuzzing them would start retraining jobs); requests without it must get 401 (ignored_auth).
+        _, key = ApiKeyService(_RUNTIME.sessions).create("write", name="fuzz")
+        WRITE_KEY["Authorization"] = f"Bearer {key}"
+        client.headers.update(WRITE_KEY)
         client.post("/v1/corpora", json={"name": "claims", "kind": "claim"})
         documents = [{"id": i, "text": t, "metadata": {"lang": "en"}} for i, t in CLAIMS]
         client.post("/v1/corpora/claims/documents", json={"documents": documents})
@@ -59,4 +68,4 @@ def started(tiny_model_dir: Path, export_cache_dir: Path) -> Iterator[None]:
     deadline=None, suppress_health_check=list(HealthCheck), **({"max_examples": EXAMPLES} if EXAMPLES else {})
 )
 def test_every_operation_keeps_its_contract(case: Any) -> None:
-    case.call_and_validate()
+    case.call_and_validate(headers=WRITE_KEY)

@@ -1,21 +1,22 @@
-"""Admin API: retraining jobs and the model registry (X-API-Key required)."""
+"""Admin API (an admin key): retraining jobs, the model registry and API keys."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 
-from app.api.auth import require_admin
-from app.api.deps import ModelAdminServiceDep, RetrainServiceDep
-from app.api.params import ModelVersionParam, RecordIdParam
+from app.api.deps import ApiKeyServiceDep, ModelAdminServiceDep, RetrainServiceDep
+from app.api.params import KeyIdParam, ModelVersionParam, RecordIdParam
+from app.api.security import ADMIN
 from app.schemas.admin import JobCreated, JobList, JobOut, ModelList, ModelOut, RetrainRequest
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
+from app.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyOut
 
 router = APIRouter(
     prefix="/admin",
     tags=["admin"],
-    dependencies=[Depends(require_admin)],
+    dependencies=[ADMIN],
     responses=error_responses(*COMMON_ERRORS, 401, 403, 404),
 )
 
@@ -55,3 +56,22 @@ def list_models(service: ModelAdminServiceDep) -> ModelList:
 def activate_model(version: ModelVersionParam, service: ModelAdminServiceDep) -> ModelOut:
     """Switch to a registered version (also how an operator rolls back)."""
     return ModelOut(**asdict(service.activate(version)))
+
+
+@router.get("/keys", response_model=ApiKeyList)
+def list_keys(service: ApiKeyServiceDep) -> ApiKeyList:
+    """Every API key, newest first (ids, scopes and corpora; never the keys)."""
+    return ApiKeyList(keys=[ApiKeyOut.model_validate(key) for key in service.list()])
+
+
+@router.post("/keys", status_code=201, response_model=ApiKeyCreated)
+def create_key(body: ApiKeyCreate, service: ApiKeyServiceDep) -> ApiKeyCreated:
+    """Create a key; the response is the only place the key itself ever appears."""
+    info, key = service.create(body.scope, body.corpora, body.name)
+    return ApiKeyCreated(**asdict(info), key=key)
+
+
+@router.delete("/keys/{key_id}", response_model=ApiKeyOut)
+def revoke_key(key_id: KeyIdParam, service: ApiKeyServiceDep) -> ApiKeyOut:
+    """Revoke a key: every worker refuses it from the next request on."""
+    return ApiKeyOut.model_validate(service.revoke(key_id))

@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 
 from app.api.deps import CorpusServiceDep
 from app.api.params import CorpusNameParam, DocumentIdParam
+from app.api.security import READ, WRITE, ReadAccess, WriteAccess, require_corpus
 from app.schemas.common import INT64_MAX
 from app.schemas.corpora import (
     CorpusCreate,
@@ -28,31 +29,33 @@ router = APIRouter(prefix="/v1/corpora", tags=["corpora"], responses=error_respo
 
 
 @router.post("", status_code=201, response_model=CorpusOut, responses=CONFLICT)
-def create_corpus(body: CorpusCreate, service: CorpusServiceDep) -> CorpusOut:
+def create_corpus(body: CorpusCreate, service: CorpusServiceDep, caller: WriteAccess) -> CorpusOut:
     """Create an empty corpus."""
+    require_corpus(caller, body.name)
     index = body.index.model_dump() if body.index is not None else None
     return CorpusOut(**asdict(service.create_corpus(body.name, body.kind, body.description, index)))
 
 
 @router.get("", response_model=CorpusList)
-def list_corpora(service: CorpusServiceDep) -> CorpusList:
-    """List every corpus with its document count."""
-    return CorpusList(corpora=[CorpusOut(**asdict(c)) for c in service.list_corpora()])
+def list_corpora(service: CorpusServiceDep, caller: ReadAccess) -> CorpusList:
+    """List every corpus (that the key may see) with its document count."""
+    corpora = [c for c in service.list_corpora() if caller.allows_corpus(c.name)]
+    return CorpusList(corpora=[CorpusOut(**asdict(c)) for c in corpora])
 
 
-@router.get("/{name}", response_model=CorpusOut, responses=NOT_FOUND)
+@router.get("/{name}", response_model=CorpusOut, responses=NOT_FOUND, dependencies=[READ])
 def get_corpus(name: CorpusNameParam, service: CorpusServiceDep) -> CorpusOut:
     """One corpus with its document count."""
     return CorpusOut(**asdict(service.get_corpus(name)))
 
 
-@router.get("/{name}/index", response_model=IndexStatus, responses=NOT_FOUND)
+@router.get("/{name}/index", response_model=IndexStatus, responses=NOT_FOUND, dependencies=[READ])
 def index_status(name: CorpusNameParam, service: CorpusServiceDep) -> IndexStatus:
     """The corpus's index in the worker that answers: structure, size, memory, checkpoint, recall."""
     return IndexStatus(**service.index_status(name))
 
 
-@router.delete("/{name}", status_code=204, responses={**NOT_FOUND, **CONFLICT})
+@router.delete("/{name}", status_code=204, responses={**NOT_FOUND, **CONFLICT}, dependencies=[WRITE])
 def delete_corpus(
     name: CorpusNameParam,
     service: CorpusServiceDep,
@@ -69,7 +72,7 @@ def delete_corpus(
     return Response(status_code=204)
 
 
-@router.post("/{name}/documents", response_model=UpsertOut, responses=NOT_FOUND)
+@router.post("/{name}/documents", response_model=UpsertOut, responses=NOT_FOUND, dependencies=[WRITE])
 def upsert_documents(name: CorpusNameParam, body: DocumentsUpsert, service: CorpusServiceDep) -> UpsertOut:
     """Insert or update documents by id (all or nothing)."""
     # An omitted `metadata` keeps what is stored; an explicit one (null included) replaces it.
@@ -77,7 +80,7 @@ def upsert_documents(name: CorpusNameParam, body: DocumentsUpsert, service: Corp
     return UpsertOut(**asdict(service.upsert_documents(name, documents)))
 
 
-@router.get("/{name}/documents", response_model=DocumentPage, responses=NOT_FOUND)
+@router.get("/{name}/documents", response_model=DocumentPage, responses=NOT_FOUND, dependencies=[READ])
 def list_documents(
     name: CorpusNameParam,
     service: CorpusServiceDep,
@@ -93,19 +96,22 @@ def list_documents(
     "/{name}/export",
     response_class=StreamingResponse,
     responses={**NOT_FOUND, 200: {"content": {"application/x-ndjson": {}}, "description": "JSON lines."}},
+    dependencies=[READ],
 )
 def export_documents(name: CorpusNameParam, service: CorpusServiceDep) -> StreamingResponse:
     """Every document as JSON lines (`{"id", "text", "metadata"}`), streamed: `pairank import` reads it."""
     return StreamingResponse(service.export_documents(name), media_type="application/x-ndjson")
 
 
-@router.get("/{name}/documents/{doc_id:path}", response_model=DocumentOut, responses=NOT_FOUND)
+@router.get(
+    "/{name}/documents/{doc_id:path}", response_model=DocumentOut, responses=NOT_FOUND, dependencies=[READ]
+)
 def get_document(name: CorpusNameParam, doc_id: DocumentIdParam, service: CorpusServiceDep) -> DocumentOut:
     """One document by id."""
     return DocumentOut(**asdict(service.get_document(name, doc_id)))
 
 
-@router.delete("/{name}/documents/{doc_id:path}", status_code=204, responses=NOT_FOUND)
+@router.delete("/{name}/documents/{doc_id:path}", status_code=204, responses=NOT_FOUND, dependencies=[WRITE])
 def delete_document(name: CorpusNameParam, doc_id: DocumentIdParam, service: CorpusServiceDep) -> Response:
     """Delete one document."""
     service.delete_document(name, doc_id)

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from app.api.deps import CalibrationServiceDep, EvaluationServiceDep
 from app.api.params import CorpusNameParam, RecordIdParam
+from app.api.security import WRITE, ReadAccess, WriteAccess, require_corpus
 from app.schemas.errors import COMMON_ERRORS, NOT_FOUND, error_responses
 from app.schemas.evaluations import (
     CalibrationOut,
@@ -21,25 +22,44 @@ from app.services.calibration import CalibrationInput
 router = APIRouter(tags=["evaluation"], responses=error_responses(*COMMON_ERRORS))
 
 
-@router.post("/v1/evaluations", status_code=202, response_model=EvaluationOut, responses=NOT_FOUND)
-def create_evaluation(body: EvaluationCreate, service: EvaluationServiceDep) -> EvaluationOut:
+@router.post(
+    "/v1/evaluations",
+    status_code=202,
+    response_model=EvaluationOut,
+    responses=NOT_FOUND,
+)
+def create_evaluation(
+    body: EvaluationCreate, service: EvaluationServiceDep, caller: WriteAccess
+) -> EvaluationOut:
     """Queue an evaluation of the serving model; poll GET /v1/evaluations/{id} for the result."""
+    if body.corpus is not None:
+        require_corpus(caller, body.corpus)
     return EvaluationOut(**asdict(service.submit(body.model_dump(mode="json"))))
 
 
 @router.get("/v1/evaluations", response_model=EvaluationList)
-def list_evaluations(service: EvaluationServiceDep, limit: int = Query(100, ge=1, le=1000)) -> EvaluationList:
-    """The newest evaluations, without per-query details."""
-    return EvaluationList(evaluations=[EvaluationOut(**asdict(e)) for e in service.list(limit)])
+def list_evaluations(
+    service: EvaluationServiceDep, caller: ReadAccess, limit: int = Query(100, ge=1, le=1000)
+) -> EvaluationList:
+    """The newest evaluations (of corpora the key may see), without per-query details."""
+    visible = [e for e in service.list(limit) if e.corpus is None or caller.allows_corpus(e.corpus)]
+    return EvaluationList(evaluations=[EvaluationOut(**asdict(e)) for e in visible])
 
 
 @router.get("/v1/evaluations/{evaluation_id}", response_model=EvaluationOut, responses=NOT_FOUND)
-def get_evaluation(evaluation_id: RecordIdParam, service: EvaluationServiceDep) -> EvaluationOut:
+def get_evaluation(
+    evaluation_id: RecordIdParam, service: EvaluationServiceDep, caller: ReadAccess
+) -> EvaluationOut:
     """Status, metrics, per-query breakdown, model version and timing of one evaluation."""
-    return EvaluationOut(**asdict(service.get(evaluation_id)))
+    evaluation = service.get(evaluation_id)
+    if evaluation.corpus is not None:
+        require_corpus(caller, evaluation.corpus)
+    return EvaluationOut(**asdict(evaluation))
 
 
-@router.post("/v1/corpora/{name}/calibrate", response_model=CalibrationOut, responses=NOT_FOUND)
+@router.post(
+    "/v1/corpora/{name}/calibrate", response_model=CalibrationOut, responses=NOT_FOUND, dependencies=[WRITE]
+)
 def calibrate(
     name: CorpusNameParam, body: CalibrationRequest, service: CalibrationServiceDep
 ) -> CalibrationOut:

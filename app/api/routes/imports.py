@@ -10,6 +10,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.api.deps import ImportServiceDep
 from app.api.params import CorpusNameParam, RecordIdParam
+from app.api.security import READ, WRITE
 from app.schemas.admin import JobOut
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
 
@@ -21,7 +22,13 @@ router = APIRouter(
 _JSONL = {
     "required": True,
     # Any bytes are taken (a file); the job validates every line before writing anything.
-    "content": {"application/x-ndjson": {"schema": {"type": "string", "format": "binary"}}},
+    "content": {
+        "application/x-ndjson": {
+            "schema": {"type": "string", "format": "binary"},
+            "example": '{"id": "c6", "text": "5G towers spread the virus.", "metadata": {"lang": "en"}}\n'
+            '{"id": "c7", "text": "Onions in socks cure the flu."}\n',
+        }
+    },
     "description": 'One document per line: `{"id", "text", "metadata"?}` (what `GET .../export` writes).',
 }
 
@@ -32,6 +39,7 @@ _JSONL = {
     response_model=JobOut,
     openapi_extra={"requestBody": _JSONL},
     responses=error_responses(415),
+    dependencies=[WRITE],
 )
 async def start_import(
     name: CorpusNameParam, request: Request, service: ImportServiceDep
@@ -48,19 +56,23 @@ async def start_import(
     return JobOut(**asdict(await run_in_threadpool(service.submit, name, upload)))
 
 
-@router.get("/{job_id}", response_model=JobOut)
+@router.get("/{job_id}", response_model=JobOut, dependencies=[READ])
 def get_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
     """Status and progress: lines validated, documents written (`done` of `total`), counts."""
     return JobOut(**asdict(service.get(name, job_id)))
 
 
-@router.post("/{job_id}/cancel", status_code=202, response_model=JobOut, responses=CONFLICT)
+@router.post(
+    "/{job_id}/cancel", status_code=202, response_model=JobOut, responses=CONFLICT, dependencies=[WRITE]
+)
 def cancel_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
     """Stop after the chunk being written (what is written stays; resume continues)."""
     return JobOut(**asdict(service.cancel(name, job_id)))
 
 
-@router.post("/{job_id}/resume", status_code=202, response_model=JobOut, responses=CONFLICT)
+@router.post(
+    "/{job_id}/resume", status_code=202, response_model=JobOut, responses=CONFLICT, dependencies=[WRITE]
+)
 def resume_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
     """Continue a failed, cancelled or interrupted import from its last committed chunk."""
     return JobOut(**asdict(service.resume(name, job_id)))

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Response
 
 from app.api.deps import PairServiceDep
 from app.api.params import CorpusNameParam, Offset, PairIdParam
+from app.api.security import READ, WRITE
 from app.schemas.admin import PairCounts, PairList, PairOut, PairsAdded, PairsCreate, SplitRequest
 from app.schemas.errors import COMMON_ERRORS, error_responses
 from app.services.pairs import PairInput
@@ -18,14 +19,14 @@ router = APIRouter(
 )
 
 
-@router.post("", status_code=201, response_model=PairsAdded)
+@router.post("", status_code=201, response_model=PairsAdded, dependencies=[WRITE])
 def add_pairs(name: CorpusNameParam, body: PairsCreate, service: PairServiceDep) -> PairsAdded:
     """Store labeled pairs (all or nothing)."""
     pairs = [PairInput(p.query, p.document_id, p.document, p.label, p.split) for p in body.pairs]
     return PairsAdded(**service.add_pairs(name, pairs))
 
 
-@router.get("", response_model=PairList)
+@router.get("", response_model=PairList, dependencies=[READ])
 def list_pairs(
     name: CorpusNameParam,
     service: PairServiceDep,
@@ -38,13 +39,13 @@ def list_pairs(
     return PairList(pairs=[PairOut(**asdict(p)) for p in pairs], counts=PairCounts(**counts))
 
 
-@router.post("/split", response_model=PairCounts)
+@router.post("/split", response_model=PairCounts, dependencies=[WRITE])
 def split_pairs(name: CorpusNameParam, body: SplitRequest, service: PairServiceDep) -> PairCounts:
     """Assign every pair to train or dev, deterministically by query text."""
     return PairCounts(**service.split_pairs(name, body.dev_fraction, body.seed))
 
 
-@router.delete("/{pair_id:int}", status_code=204)
+@router.delete("/{pair_id:int}", status_code=204, dependencies=[WRITE])
 def delete_pair(name: CorpusNameParam, pair_id: PairIdParam, service: PairServiceDep) -> Response:
     """Delete one pair."""
     service.delete_pair(name, pair_id)

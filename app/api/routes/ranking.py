@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from app.api.deps import RankingServiceDep
 from app.api.params import CorpusNameParam
+from app.api.security import READ
 from app.schemas.errors import COMMON_ERRORS, NOT_FOUND, error_responses
 from app.schemas.ranking import (
     CorpusRankRequest,
@@ -33,7 +34,7 @@ def _response(ranking: Ranking) -> RankResponse:
     return RankResponse(results=_items(ranking.results), model=ranking.model)
 
 
-@router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses=NOT_FOUND)
+@router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses=NOT_FOUND, dependencies=[READ])
 def rank_corpus(name: CorpusNameParam, body: CorpusRankRequest, service: RankingServiceDep) -> RankResponse:
     """Rank the corpus (or only the given candidates) for a query."""
     conditions = filter_conditions(body.filter)
@@ -43,14 +44,17 @@ def rank_corpus(name: CorpusNameParam, body: CorpusRankRequest, service: Ranking
     return _response(ranking)
 
 
-@router.post("/v1/rank", response_model=RankResponse)
+@router.post("/v1/rank", response_model=RankResponse, dependencies=[READ])
 def rank_texts(body: TextRankRequest, service: RankingServiceDep) -> RankResponse:
     """Rank texts given inline; ids are positions in the request."""
     return _response(service.rank_texts(body.query, body.documents, body.k))
 
 
 @router.post(
-    "/v1/corpora/{name}/duplicates", response_model=DuplicatesResponse, responses=error_responses(404)
+    "/v1/corpora/{name}/duplicates",
+    response_model=DuplicatesResponse,
+    responses=error_responses(404),
+    dependencies=[READ],
 )
 def find_duplicates(
     name: CorpusNameParam, body: DuplicatesRequest, service: RankingServiceDep
@@ -73,7 +77,7 @@ def find_duplicates(
     )
 
 
-@router.post("/v1/similarity", response_model=SimilarityResponse)
+@router.post("/v1/similarity", response_model=SimilarityResponse, dependencies=[READ])
 def similarity(body: SimilarityRequest, service: RankingServiceDep) -> SimilarityResponse:
     """Cosine similarity of pairs, or of a source against targets."""
     if body.pairs is not None:

@@ -1,0 +1,1 @@
+"""What operators watch: Prometheus metrics, request ids and structured logs."""

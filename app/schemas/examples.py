@@ -1,0 +1,58 @@
+"""One worked example per request body, shown in /docs and the OpenAPI schema (`examples`).
+
+They refer to the demo-style corpus `claims` with documents `c1`..`c5`; tests validate every example
+against its model and send it to a live app, so an example that stops being valid fails the suite.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from app.schemas.admin import PairsCreate, RetrainRequest, SplitRequest
+from app.schemas.corpora import CorpusCreate, DocumentsUpsert
+from app.schemas.evaluations import CalibrationRequest, EvaluationCreate
+from app.schemas.keys import ApiKeyCreate
+from app.schemas.ranking import CorpusRankRequest, DuplicatesRequest, SimilarityRequest, TextRankRequest
+
+_CLAIM = "Is it true that the moon landing was filmed in a studio?"
+REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
+    CorpusCreate: {"name": "claims", "kind": "claim", "description": "Fact-checked claims, English."},
+    DocumentsUpsert: {
+        "documents": [
+            {"id": "c1", "text": "The moon landing was staged in a film studio.", "metadata": {"lang": "en"}},
+            {"id": "c2", "text": "Drinking bleach cures the coronavirus infection."},
+        ]
+    },
+    CorpusRankRequest: {"query": _CLAIM, "k": 5, "filter": {"lang": "en"}, "include_metadata": True},
+    TextRankRequest: {
+        "query": "How do I renew my passport?",
+        "documents": ["Passports are renewed online or at a post office.", "Visas take ten days."],
+        "k": 2,
+    },
+    DuplicatesRequest: {"texts": [_CLAIM, "Bleach kills the coronavirus if you drink it."], "k": 3},
+    SimilarityRequest: {"pairs": [{"a": "The earth is flat.", "b": "NASA hides that the earth is flat."}]},
+    EvaluationCreate: {
+        "name": "claims smoke test",
+        "corpus": "claims",
+        "queries": [{"id": "q1", "text": _CLAIM}],
+        "qrels": [{"query_id": "q1", "document_id": "c1", "relevance": 1}],
+        "metrics": ["MAP", "MRR@10", "P@1"],
+    },
+    CalibrationRequest: {
+        "pairs": [
+            {"text": _CLAIM, "document_id": "c1", "label": 1},
+            {"text": "Vaccines contain microchips.", "document_id": "c3", "label": 0},
+        ]
+    },
+    PairsCreate: {
+        "pairs": [
+            {"query": _CLAIM, "document_id": "c1", "label": 1},
+            {"query": "Is drinking bleach a covid cure?", "document": "Vaccines cause autism.", "label": 0},
+        ]
+    },
+    SplitRequest: {"dev_fraction": 0.2, "seed": 0},
+    RetrainRequest: {"corpus": "claims", "epochs": 1, "batch_size": 32, "auto_activate": False},
+    ApiKeyCreate: {"scope": "write", "corpora": ["claims"], "name": "tipline bot"},
+}
