@@ -72,6 +72,6 @@ def _log_access(scope: Scope, route: str, status: int, seconds: float) -> None:
         "model": runtime.serving_version() if runtime is not None else None,
     }
     level = logging.WARNING if status >= 500 else logging.INFO
-    ACCESS.log(
-        level, "%s %s %s %.1f ms", scope["method"], scope.get("path"), status, seconds * 1000, extra=fields
-    )
+    message = "%s %s %s %.1f ms key=%s"
+    key = fields["key_id"] or "-"
+    ACCESS.log(level, message, scope["method"], scope.get("path"), status, seconds * 1000, key, extra=fields)
