@@ -103,9 +103,9 @@ def start(env_extra: dict[str, str], folder: Path, port: int) -> subprocess.Pope
     raise RuntimeError("the server did not become ready")
 
 
-def load_corpus(port: int, documents: list[dict[str, str]]) -> float:
+def load_corpus(port: int, documents: list[dict[str, str]], headers: dict[str, str] | None = None) -> float:
     """Create the corpus and upsert every document; returns documents per second."""
-    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as http:
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600, headers=headers) as http:
         http.post("/v1/corpora", json={"name": "claims", "kind": "claim"})
         started = time.perf_counter()
         for offset in range(0, len(documents), 500):

@@ -14,11 +14,17 @@ from bench_common import percentile
 
 
 def _client(
-    port: int, queries: list[str], stop: float, timeout: float, seed: int, out: list[tuple[int, float]]
+    port: int,
+    queries: list[str],
+    stop: float,
+    timeout: float,
+    seed: int,
+    out: list[tuple[int, float]],
+    extra_headers: dict[str, str],
 ) -> None:
     rng = random.Random(seed)
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    headers = {"content-type": "application/json"}
+    headers = {"content-type": "application/json", **extra_headers}
     while time.monotonic() < stop:
         body = json.dumps({"query": rng.choice(queries), "k": 10})
         started = time.perf_counter()
@@ -41,12 +47,19 @@ def _client(
     connection.close()
 
 
-def drive(port: int, queries: list[str], clients: int, seconds: float, timeout: float = 60) -> dict[str, Any]:
+def drive(
+    port: int,
+    queries: list[str],
+    clients: int,
+    seconds: float,
+    timeout: float = 60,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Run `clients` concurrent clients for `seconds`; latency percentiles of the 200s, counts of the rest."""
     results: list[list[tuple[int, float]]] = [[] for _ in range(clients)]
     stop = time.monotonic() + seconds
     threads = [
-        threading.Thread(target=_client, args=(port, queries, stop, timeout, i, results[i]))
+        threading.Thread(target=_client, args=(port, queries, stop, timeout, i, results[i], headers or {}))
         for i in range(clients)
     ]
     started = time.perf_counter()
