@@ -73,6 +73,16 @@ class Settings(BaseSettings):
     duplicate_threshold: float = Field(
         0.8, ge=-1.0, le=1.0, description="Cosine threshold for duplicates when a corpus has none calibrated."
     )
+    embedded_worker: bool = Field(
+        True,
+        description="Run a job worker thread in each serving process (false: `pairank worker` runs jobs).",
+    )
+    job_lease_seconds: float = Field(
+        30.0,
+        gt=0.0,
+        le=3600.0,
+        description="A job whose worker has not renewed its lease this long is failed.",
+    )
     sync_seconds: float = Field(
         1.0,
         ge=0.0,

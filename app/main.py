@@ -22,12 +22,16 @@ from app.services.runtime import Runtime
 from pairank import __version__
 
 
-def create_app(settings: Settings | None = None, runtime: Runtime | None = None) -> FastAPI:
+def create_app(
+    settings: Settings | None = None, runtime: Runtime | None = None, *, configure_logs: bool = False
+) -> FastAPI:
     """Build the app; the model and indexes load in the background once it starts."""
     settings = settings or get_settings()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if configure_logs:
+            configure_logging(settings.log_format)
         active = runtime or Runtime(settings)
         app.state.runtime = active
         if not active.is_ready():
@@ -65,12 +69,6 @@ def create_app(settings: Settings | None = None, runtime: Runtime | None = None)
     return app
 
 
-def _served_app() -> FastAPI:
-    settings = get_settings()
-    configure_logging(settings.log_format)
-    return create_app(settings)
-
-
-# What uvicorn serves (`app.main:app`): logging is set up here, not in create_app, so that tests building
-# apps keep pytest's log capture.
-app = _served_app()
+# What uvicorn serves (`app.main:app`). It sets up logging when it starts; apps that tests build leave
+# logging to pytest.
+app = create_app(configure_logs=True)

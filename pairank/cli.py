@@ -14,6 +14,7 @@ from collections.abc import Sequence
 SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
     "serve": ("app.cli", "serve", "apply pending migrations and serve the API"),
     "migrate": ("app.cli", "migrate", "apply pending database migrations and exit"),
+    "worker": ("app.worker_cli", "main", "run queued jobs (retraining, activation, evaluations, imports)"),
     "keys": ("app.keys_cli", "main", "create, list or revoke API keys (in the database)"),
     "import": ("app.import_cli", "main", "bulk-import documents (JSON lines or a BEIR folder) into a corpus"),
     "train": ("training.cli", "train", "fine-tune a bi-encoder from a YAML config"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 from pairank.tiny import build_tiny_model
-from tests.process_helpers import Server, ServerFactory
+from tests.process_helpers import Server, ServerFactory, Worker
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
 
@@ -59,11 +59,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 
 @pytest.fixture
-def start_server(
+def service_env(
     tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path
-) -> Iterator[ServerFactory]:
-    """Start servers on one data dir and database (keyword arguments: more PAIRANK_* settings)."""
-    env = {
+) -> dict[str, str]:
+    """The environment of the service processes of a test: one data dir, one database, the tiny model."""
+    return {
         **os.environ,
         "PAIRANK_DATA_DIR": str(tmp_path / "data"),
         "PAIRANK_DATABASE_URL": database_url,
@@ -73,6 +73,12 @@ def start_server(
         "PAIRANK_AUTH": "disabled",
         "PAIRANK_RATE_LIMIT": "0",
     }
+
+
+@pytest.fixture
+def start_server(service_env: dict[str, str]) -> Iterator[ServerFactory]:
+    """Start servers on one data dir and database (keyword arguments: more PAIRANK_* settings)."""
+    env = service_env
     started: list[Server] = []
 
     def start(*, workers: int = 1, log_file: Path | None = None, **settings: str) -> Server:
@@ -84,3 +90,20 @@ def start_server(
     for server in started:
         if server.process.poll() is None:
             server.kill()
+
+
+@pytest.fixture
+def start_worker(service_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., Worker]]:
+    """Start `pairank worker` processes beside the servers (keyword arguments: more PAIRANK_* settings)."""
+    started: list[Worker] = []
+
+    def start(**settings: str) -> Worker:
+        extra = {f"PAIRANK_{key.upper()}": value for key, value in settings.items()}
+        log_file = tmp_path / f"worker-{len(started)}.log"
+        started.append(Worker({**service_env, **extra}, log_file))
+        return started[-1]
+
+    yield start
+    for worker in started:
+        if worker.process.poll() is None:
+            worker.kill()

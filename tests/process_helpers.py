@@ -53,3 +53,30 @@ class Server:
 
 
 ServerFactory = Callable[..., Server]
+
+
+class Worker:
+    """`pairank worker` in its own process; its log goes to a file."""
+
+    def __init__(self, env: dict[str, str], log_file: Path) -> None:
+        self.log_file = log_file
+        self.log = log_file.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pairank.cli", "worker"], env=env, stdout=self.log, stderr=self.log
+        )
+        deadline = time.monotonic() + 120
+        while "job worker" not in log_file.read_text(errors="replace"):
+            assert self.process.poll() is None, f"worker exited: {log_file.read_text()[-2000:]}"
+            assert time.monotonic() < deadline, "the worker never started claiming jobs"
+            time.sleep(0.1)
+
+    @property
+    def pid(self) -> int:
+        """The worker's process id (part of the owner name it records on jobs)."""
+        return self.process.pid
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Send a signal and wait for the process to end."""
+        self.process.send_signal(sig)
+        self.process.wait(60)
+        self.log.close()

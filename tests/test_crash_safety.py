@@ -9,7 +9,6 @@ from typing import Any
 import httpx
 import pytest
 
-from app.services.recovery import INTERRUPTED
 from tests.process_helpers import ServerFactory
 
 KEY = {"X-API-Key": "k"}
@@ -36,7 +35,7 @@ def _check_consistent(http: httpx.Client, count: int) -> str:
 
 def test_kill_9_during_index_build_then_restart(start_server: ServerFactory) -> None:
     count = 6000
-    server = start_server()
+    server = start_server(job_lease_seconds="2")
     http = server.http
     assert http.post("/v1/corpora", json={"name": "big", "kind": "claim"}).status_code == 201
     for start in range(0, count, 1000):
@@ -48,21 +47,30 @@ def test_kill_9_during_index_build_then_restart(start_server: ServerFactory) -> 
     assert http.post("/v1/corpora/big/pairs", json={"pairs": pairs}).status_code == 201
     old_model = _check_consistent(http, count)
     body = {"corpus": "big", "epochs": 1, "batch_size": 4, "min_improvement": -1}
-    job_id = http.post("/admin/retrain", json=body, headers=KEY).json()["job_id"]
+    retrain_id = http.post("/admin/retrain", json=body, headers=KEY).json()["job_id"]
     deadline = time.monotonic() + 180
-    stage = None
+    stage, job = None, {}
     while time.monotonic() < deadline:
-        job = http.get(f"/admin/jobs/{job_id}", headers=KEY).json()
-        stage = (job["progress"] or {}).get("stage")
-        if stage == "indexing" or job["status"] not in ("queued", "running"):
-            break
+        jobs = http.get("/admin/jobs", headers=KEY).json()["jobs"]
+        activations = [j for j in jobs if j["kind"] == "activate"]
+        if activations:
+            job = activations[0]
+            stage = (job["progress"] or {}).get("stage")
+            if stage == "indexing" or job["status"] not in ("queued", "running"):
+                break
         time.sleep(0.02)
     assert stage == "indexing", f"never saw the index build: {job}"
+    assert job["params"]["requested_by"] == retrain_id
     server.kill()
 
-    restarted = start_server()
-    job = restarted.http.get(f"/admin/jobs/{job_id}", headers=KEY).json()
-    assert job["status"] == "failed" and job["error"] == INTERRUPTED
+    restarted = start_server(job_lease_seconds="2")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # the killed worker's lease runs out (2 s here), then it is failed
+        job = restarted.http.get(f"/admin/jobs/{job['id']}", headers=KEY).json()
+        if job["status"] != "running":
+            break
+        time.sleep(0.2)
+    assert job["status"] == "failed" and "stopped renewing its lease" in job["error"]
     assert restarted.http.get("/v1/corpora/big").json()["document_count"] == count
     assert _check_consistent(restarted.http, count) == old_model
     models = restarted.http.get("/admin/models", headers=KEY).json()["models"]

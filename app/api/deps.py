@@ -11,6 +11,7 @@ from app.services.calibration import CalibrationService
 from app.services.corpora import CorpusService
 from app.services.evaluations import EvaluationService
 from app.services.imports import ImportService
+from app.services.jobs.queue import JobService
 from app.services.model_admin import ModelAdminService
 from app.services.pairs import PairService
 from app.services.ranking import RankingService
@@ -69,6 +70,11 @@ def get_api_key_service(request: Request) -> ApiKeyService:
     return ApiKeyService(get_runtime(request).sessions)
 
 
+def get_job_service(request: Request) -> JobService:
+    """Jobs of every kind on this app's database."""
+    return JobService(get_runtime(request).sessions)
+
+
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 CorpusServiceDep = Annotated[CorpusService, Depends(get_corpus_service)]
 RankingServiceDep = Annotated[RankingService, Depends(get_ranking_service)]
@@ -78,4 +84,5 @@ PairServiceDep = Annotated[PairService, Depends(get_pair_service)]
 RetrainServiceDep = Annotated[RetrainService, Depends(get_retrain_service)]
 ModelAdminServiceDep = Annotated[ModelAdminService, Depends(get_model_admin_service)]
 ImportServiceDep = Annotated[ImportService, Depends(get_import_service)]
+JobServiceDep = Annotated[JobService, Depends(get_job_service)]
 ApiKeyServiceDep = Annotated[ApiKeyService, Depends(get_api_key_service)]

@@ -34,7 +34,11 @@ class TrainingPair(Base):
 
 
 class Job(Base):
-    """An admin job (retraining): status, progress, outcome."""
+    """A job run by a worker (retraining, activation, evaluation, import): state, lease, progress, outcome.
+
+    A worker owns a running job while its lease is fresh; `cancel_requested` asks it to stop from any
+    process; `exclusive` is "model" while a retraining or activation job is unfinished (unique).
+    """
 
     __tablename__ = "jobs"
 
@@ -52,6 +56,10 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    owner: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    exclusive: Mapped[str | None] = mapped_column(String(16), nullable=True, unique=True)
 
 
 class ModelVersion(Base):

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import case, func, select, update
 from sqlalchemy.orm import Session
 
-from app.db.admin_models import UNFINISHED_JOB_STATUSES, ApiKey, Job, ModelVersion, TrainingPair
+from app.db.admin_models import ApiKey, ModelVersion, TrainingPair
 from app.db.models import utcnow
 
 
@@ -60,55 +60,6 @@ class PairRepository:
     def delete(self, pair: TrainingPair) -> None:
         """Delete one pair."""
         self.session.delete(pair)
-
-
-class JobRepository:
-    """Admin jobs."""
-
-    def __init__(self, session: Session) -> None:
-        self.session = session
-
-    def add(self, job_id: str, kind: str, corpus: str | None, params: dict[str, Any]) -> Job:
-        """Record a queued job."""
-        job = Job(id=job_id, kind=kind, status="queued", corpus_name=corpus, params=params)
-        self.session.add(job)
-        self.session.flush()
-        return job
-
-    def get(self, job_id: str) -> Job | None:
-        """One job by id."""
-        return self.session.get(Job, job_id)
-
-    def update(self, job_id: str, **fields: Any) -> None:
-        """Set fields of a job (it must exist)."""
-        job = self.get(job_id)
-        if job is None:
-            raise LookupError(f"job {job_id} does not exist")
-        for key, value in fields.items():
-            setattr(job, key, value)
-
-    def unfinished(self, kind: str) -> Job | None:
-        """The queued or running job of a kind, if any."""
-        query = select(Job).where(Job.kind == kind, Job.status.in_(UNFINISHED_JOB_STATUSES))
-        return self.session.scalar(query.limit(1))
-
-    def list_recent(self, limit: int) -> list[Job]:
-        """Newest jobs first."""
-        return list(self.session.scalars(select(Job).order_by(Job.created_at.desc()).limit(limit)))
-
-    def count_by_state(self) -> dict[tuple[str, str], int]:
-        """How many jobs of each (kind, status): one grouped query, for the metrics scrape."""
-        rows = self.session.execute(select(Job.kind, Job.status, func.count()).group_by(Job.kind, Job.status))
-        return {(str(kind), str(status)): int(count) for kind, status, count in rows}
-
-    def fail_unfinished(self, reason: str) -> int:
-        """Mark jobs a previous process left queued or running as failed; returns how many."""
-        result = self.session.execute(
-            update(Job)
-            .where(Job.status.in_(UNFINISHED_JOB_STATUSES))
-            .values(status="failed", error=reason, finished_at=utcnow())
-        )
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 class ModelRepository:

@@ -37,11 +37,10 @@ class EvaluationRepository:
             self.session.scalars(select(Evaluation).order_by(Evaluation.created_at.desc()).limit(limit))
         )
 
-    def fail_unfinished(self, reason: str) -> int:
-        """Mark evaluations a previous process left queued or running as failed; returns how many."""
-        result = self.session.execute(
+    def finish(self, evaluation_id: str, status: str, **fields: Any) -> None:
+        """Record how an evaluation ended (a no-op for one that was deleted or has ended already)."""
+        self.session.execute(
             update(Evaluation)
-            .where(Evaluation.status.in_(("queued", "running")))
-            .values(status="failed", error=reason, finished_at=utcnow())
+            .where(Evaluation.id == evaluation_id, Evaluation.status.in_(("queued", "running")))
+            .values(status=status, finished_at=utcnow(), **fields)
         )
-        return int(result.rowcount or 0)  # type: ignore[attr-defined]

@@ -6,6 +6,10 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 
 import migrations
 
@@ -22,3 +26,14 @@ def alembic_config(database_url: str) -> Config:
 def upgrade_to_head(database_url: str) -> None:
     """Bring the database schema up to the newest migration."""
     command.upgrade(alembic_config(database_url), "head")
+
+
+def is_at_head(engine: Engine) -> bool:
+    """True when the database has every migration applied (a worker waits for the API to migrate)."""
+    script = ScriptDirectory.from_config(alembic_config(engine.url.render_as_string(hide_password=False)))
+    try:
+        with engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_heads()
+    except DBAPIError:
+        return False
+    return set(current) == set(script.get_heads())

@@ -121,8 +121,9 @@ class JobCreated(BaseModel):
 class JobOut(BaseModel):
     """A job: status, progress, timings, error and log tail."""
 
+    model_config = ConfigDict(from_attributes=True)
     id: str
-    kind: str
+    kind: Literal["retrain", "activate", "evaluate", "import"]
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     corpus: str | None
     params: dict[str, Any]
@@ -131,6 +132,8 @@ class JobOut(BaseModel):
     log_tail: str | None
     model_version: str | None
     gate: dict[str, Any] | None
+    owner: str | None = Field(description="The worker running it (host:pid:suffix), while it runs.")
+    cancel_requested: bool
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None

@@ -9,8 +9,8 @@ import numpy as np
 
 from app.db.engine import transaction
 from app.db.models import utcnow
-from app.db.repository import CorpusRepository, DocumentRepository
-from app.services.corpora import corpus_not_found
+from app.db.repository import DocumentRepository
+from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError, NotFoundError
 from app.services.limits import check_count, check_text
 from app.services.runtime import Runtime
@@ -63,9 +63,7 @@ class CalibrationService:
         opened = state.indexes.get(corpus_name)
         stored_ids = [p.document_id for p in pairs if p.document_id is not None]
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(corpus_name)
-            if corpus is None:
-                raise corpus_not_found(corpus_name)
+            corpus = require_corpus(session, corpus_name)
             database_ids = DocumentRepository(session, corpus).ids_of(stored_ids)
         missing = [doc_id for doc_id in dict.fromkeys(stored_ids) if doc_id not in database_ids]
         if missing:
@@ -101,9 +99,7 @@ class CalibrationService:
             state.model_version,
         )
         with transaction(self.runtime.sessions) as session:
-            corpus = CorpusRepository(session).get(corpus_name)
-            if corpus is None:
-                raise corpus_not_found(corpus_name)
+            corpus = require_corpus(session, corpus_name)
             corpus.duplicate_threshold = result.threshold
             corpus.threshold_model = result.model
             corpus.calibration = {

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
 
 from app.db.engine import transaction
 from app.db.models import Corpus, Document
@@ -84,6 +85,14 @@ def corpus_not_found(name: str) -> NotFoundError:
     return NotFoundError(f"corpus {name!r} does not exist", field="name")
 
 
+def require_corpus(session: Session, name: str, *, lock: bool = False) -> Corpus:
+    """The corpus named `name` (row-locked when `lock`), or NotFoundError naming it."""
+    corpus = CorpusRepository(session).get(name, lock=lock)
+    if corpus is None:
+        raise corpus_not_found(name)
+    return corpus
+
+
 def document_not_found(name: str, doc_id: str) -> NotFoundError:
     """The error for an unknown document id."""
     return NotFoundError(f"document {doc_id!r} does not exist in corpus {name!r}", field="id")
@@ -127,9 +136,7 @@ class CorpusService:
         """One corpus with its document count."""
         with self.runtime.sessions() as session:
             repository = CorpusRepository(session)
-            corpus = repository.get(name)
-            if corpus is None:
-                raise corpus_not_found(name)
+            corpus = require_corpus(session, name)
             return _corpus_info(corpus, repository.count_documents(corpus))
 
     def delete_corpus(self, name: str) -> None:
@@ -137,9 +144,7 @@ class CorpusService:
         with self.runtime.write_gate.shared():
             with transaction(self.runtime.sessions) as session:
                 repository = CorpusRepository(session)
-                corpus = repository.get(name, lock=True)
-                if corpus is None:
-                    raise corpus_not_found(name)
+                corpus = require_corpus(session, name, lock=True)
                 corpus_id = corpus.id
                 repository.delete(corpus)
             if self.runtime.is_ready():
@@ -174,9 +179,7 @@ class CorpusService:
         self, name: str, inputs: list[DocumentInput], state: ServingState, opened: CorpusIndex
     ) -> UpsertCounts:
         with transaction(self.runtime.sessions) as session:
-            corpus = CorpusRepository(session).get(name, lock=True)  # writers of one corpus take turns
-            if corpus is None:
-                raise corpus_not_found(name)
+            corpus = require_corpus(session, name, lock=True)  # writers of one corpus take turns
             repository = DocumentRepository(session, corpus)
             existing = repository.get_many([item.external_id for item in inputs])
             to_encode = [
@@ -204,9 +207,7 @@ class CorpusService:
         state = self.runtime.state()
         opened = state.indexes.get(name)
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(name)
-            if corpus is None:
-                raise corpus_not_found(name)
+            corpus = require_corpus(session, name)
             mark = int(corpus.change_seq)
         return {"model": state.model_version, **state.indexes.describe(opened, mark)}
 
@@ -217,9 +218,7 @@ class CorpusService:
         or deletes, and any number is a valid cursor.
         """
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(name)
-            if corpus is None:
-                raise corpus_not_found(name)
+            corpus = require_corpus(session, name)
             rows = DocumentRepository(session, corpus).page(after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
@@ -228,8 +227,7 @@ class CorpusService:
     def export_documents(self, name: str) -> Iterator[str]:
         """Every document as one JSON line ({id, text, metadata}), read page by page (404 checked first)."""
         with self.runtime.sessions() as session:
-            if CorpusRepository(session).get(name) is None:
-                raise corpus_not_found(name)
+            require_corpus(session, name)
         return self._export_lines(name)
 
     def _export_lines(self, name: str) -> Iterator[str]:
@@ -249,9 +247,7 @@ class CorpusService:
     def get_document(self, name: str, doc_id: str) -> DocumentInfo:
         """One document by id."""
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(name)
-            if corpus is None:
-                raise corpus_not_found(name)
+            corpus = require_corpus(session, name)
             document = DocumentRepository(session, corpus).get(doc_id)
             if document is None:
                 raise document_not_found(name, doc_id)
@@ -264,9 +260,7 @@ class CorpusService:
             opened = state.indexes.get(name)
             with opened.lock:
                 with transaction(self.runtime.sessions) as session:
-                    corpus = CorpusRepository(session).get(name, lock=True)
-                    if corpus is None:
-                        raise corpus_not_found(name)
+                    corpus = require_corpus(session, name, lock=True)
                     repository = DocumentRepository(session, corpus)
                     document = repository.get(doc_id)
                     if document is None:

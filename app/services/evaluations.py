@@ -1,4 +1,4 @@
-"""Use cases of the evaluation API: validate and queue an evaluation, run it in the background, report it."""
+"""Use cases of the evaluation API: validate and queue an evaluation (run by a job worker), report it."""
 
 from __future__ import annotations
 
@@ -11,16 +11,20 @@ from typing import Any
 
 from app.db.engine import transaction
 from app.db.evaluation_repository import EvaluationRepository
+from app.db.job_repository import JobRepository
 from app.db.models import Evaluation, utcnow
-from app.db.repository import CorpusRepository, DocumentRepository
-from app.services.corpora import corpus_not_found
+from app.db.repository import DocumentRepository
+from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError, NotFoundError
 from app.services.evaluation_jobs import EvaluationSpec, compute_report, unknown_qrels_documents
+from app.services.jobs import kinds
+from app.services.jobs.context import JobContext, Outcome
 from app.services.limits import check_count, check_text
 from app.services.runtime import Runtime
 from evaluation.metrics import parse_metric
 
 log = logging.getLogger(__name__)
+KIND = kinds.EVALUATE
 
 
 @dataclass(frozen=True)
@@ -96,13 +100,11 @@ class EvaluationService:
 
     def _corpus_ids(self, name: str) -> set[str]:
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(name)
-            if corpus is None:
-                raise corpus_not_found(name)
+            corpus = require_corpus(session, name)
             return DocumentRepository(session, corpus).external_ids()
 
     def submit(self, request: dict[str, Any]) -> EvaluationInfo:
-        """Validate, record as queued and start in the background; returns the queued evaluation."""
+        """Validate, record as queued and queue the job that runs it; returns the queued evaluation."""
         spec = self._validate(request)
         self.runtime.state()  # 503 now rather than a failed evaluation later
         evaluation_id = str(uuid.uuid4())
@@ -110,35 +112,8 @@ class EvaluationService:
             row = EvaluationRepository(session).add(
                 evaluation_id, request.get("name"), spec.corpus, spec.mode, request
             )
-            info = _info(row, with_per_query=False)
-        self.runtime.jobs.submit(self._run, evaluation_id, spec)
-        return info
-
-    def _run(self, evaluation_id: str, spec: EvaluationSpec) -> None:
-        started = time.monotonic()
-        with transaction(self.runtime.sessions) as session:
-            row = EvaluationRepository(session).get(evaluation_id)
-            assert row is not None
-            row.status, row.started_at = "running", utcnow()
-        try:
-            state = self.runtime.state()
-            report = compute_report(state, self.runtime.sessions, spec)
-            outcome: dict[str, Any] = {
-                "status": "succeeded",
-                "model_version": state.model_version,
-                "metrics": report.means,
-                "per_query": report.per_query,
-            }
-        except Exception as error:  # noqa: BLE001 - any failure is reported on the evaluation itself
-            log.exception("evaluation %s failed", evaluation_id)
-            outcome = {"status": "failed", "error": f"{type(error).__name__}: {error}"}
-        with transaction(self.runtime.sessions) as session:
-            row = EvaluationRepository(session).get(evaluation_id)
-            assert row is not None
-            for key, value in outcome.items():
-                setattr(row, key, value)
-            row.finished_at = utcnow()
-            row.duration_seconds = time.monotonic() - started
+            JobRepository(session).add(str(uuid.uuid4()), KIND, spec.corpus, {"evaluation_id": evaluation_id})
+            return _info(row, with_per_query=False)
 
     def get(self, evaluation_id: str) -> EvaluationInfo:
         """One evaluation with its per-query breakdown."""
@@ -154,3 +129,28 @@ class EvaluationService:
             return [
                 _info(row, with_per_query=False) for row in EvaluationRepository(session).list_recent(limit)
             ]
+
+
+def run_evaluation(runtime: Runtime, context: JobContext) -> Outcome:
+    """The `evaluate` job: rank the judged queries with the serving model and store the report."""
+    evaluation_id = str(context.params["evaluation_id"])
+    started = time.monotonic()
+    with transaction(runtime.sessions) as session:
+        row = EvaluationRepository(session).get(evaluation_id)
+        if row is None:
+            raise NotFoundError(f"evaluation {evaluation_id!r} was deleted", field="id")
+        row.status, row.started_at = "running", utcnow()
+        spec = EvaluationSpec.from_request(row.request)
+    context.progress("ranking", queries=len(spec.qrels))
+    state = runtime.state()
+    report = compute_report(state, runtime.sessions, spec)
+    with transaction(runtime.sessions) as session:
+        EvaluationRepository(session).finish(
+            evaluation_id,
+            "succeeded",
+            model_version=state.model_version,
+            metrics=report.means,
+            per_query=report.per_query,
+            duration_seconds=time.monotonic() - started,
+        )
+    return Outcome({"model_version": state.model_version})

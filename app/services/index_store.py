@@ -69,11 +69,13 @@ class IndexStore:
         self._opening: dict[int, threading.Lock] = {}
 
     # --- opening ---------------------------------------------------------------------------------
-    def open_all(self) -> None:
-        """Open (map and replay, or build) the index of every corpus in the database."""
+    def open_all(self, on_corpus: Callable[[int, int, str], None] | None = None) -> None:
+        """Open (map and replay, or build) every corpus index; `on_corpus(done, total, name)` before each."""
         with self.sessions() as session:
             marks = CorpusRepository(session).marks()
-        for mark in marks:
+        for done, mark in enumerate(marks):
+            if on_corpus is not None:
+                on_corpus(done, len(marks), mark.name)
             self._open(mark.id)
 
     def get(self, name: str) -> CorpusIndex:

@@ -1,4 +1,4 @@
-"""Admin use cases on the model registry: list versions, activate one (which is also a rollback)."""
+"""Admin use cases on the model registry: list versions (activation is a job: app/services/activation.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ from typing import Any
 
 from app.db.admin_models import ModelVersion
 from app.db.admin_repository import ModelRepository
-from app.services.errors import ConflictError, NotFoundError
 from app.services.runtime import Runtime
-from pairank.models import resolve_model
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ def _info(row: ModelVersion) -> ModelInfo:
 
 
 class ModelAdminService:
-    """List and activate registered models."""
+    """List registered models."""
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -49,23 +47,3 @@ class ModelAdminService:
         """Every registered version, newest first, with which one is active."""
         with self.runtime.sessions() as session:
             return [_info(row) for row in ModelRepository(session).list()]
-
-    def activate(self, version: str) -> ModelInfo:
-        """Build the version's indexes while the current model serves, then swap to it atomically."""
-        with self.runtime.sessions() as session:
-            row = ModelRepository(session).get(version)
-            if row is None:
-                raise NotFoundError(f"model version {version!r} is not registered", field="version")
-            path = row.path
-        spec = resolve_model(path)
-        if spec.version != version:
-            raise ConflictError(
-                f"the weights at {path} now hash to {spec.version}, not {version}; refusing to activate",
-                "version",
-            )
-        if self.runtime.state().model_version != version:
-            self.runtime.swap(self.runtime.build_state(spec))
-        with self.runtime.sessions() as session:
-            activated = ModelRepository(session).get(version)
-            assert activated is not None
-            return _info(activated)

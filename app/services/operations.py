@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from app.db.admin_repository import JobRepository
 from app.db.engine import database_problem
+from app.db.job_repository import JobRepository
 from app.db.repository import CorpusRepository
 from app.observability.metrics import ScrapeState
 from app.services.runtime import Runtime

@@ -7,14 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy.orm import Session
-
 from app.db.admin_models import TrainingPair
 from app.db.admin_repository import PairRepository
 from app.db.engine import transaction
-from app.db.models import Corpus
-from app.db.repository import CorpusRepository, DocumentRepository
-from app.services.corpora import corpus_not_found
+from app.db.repository import DocumentRepository
+from app.services.corpora import require_corpus
 from app.services.errors import NotFoundError
 from app.services.limits import check_count, check_text
 from app.services.runtime import Runtime
@@ -72,12 +69,6 @@ class PairService:
         self.runtime = runtime
         self.settings = runtime.settings
 
-    def _corpus(self, session: Session, name: str) -> Corpus:
-        corpus = CorpusRepository(session).get(name)
-        if corpus is None:
-            raise corpus_not_found(name)
-        return corpus
-
     def add_pairs(self, name: str, pairs: Sequence[PairInput]) -> dict[str, int]:
         """Store pairs (all or nothing); document ids must exist in the corpus."""
         check_count("pairs", pairs, self.settings.max_pairs_per_request, "pairs")
@@ -86,7 +77,7 @@ class PairService:
             if pair.document is not None:
                 check_text(self.settings, f"pairs[{position}].document", pair.document)
         with transaction(self.runtime.sessions) as session:
-            corpus = self._corpus(session, name)
+            corpus = require_corpus(session, name)
             ids = [p.document_id for p in pairs if p.document_id is not None]
             found = DocumentRepository(session, corpus).get_many(ids)
             missing = [doc_id for doc_id in dict.fromkeys(ids) if doc_id not in found]
@@ -112,14 +103,14 @@ class PairService:
     ) -> tuple[list[PairInfo], dict[str, int]]:
         """A page of pairs and the corpus's pair counts."""
         with self.runtime.sessions() as session:
-            corpus = self._corpus(session, name)
+            corpus = require_corpus(session, name)
             repository = PairRepository(session, corpus.id)
             return [_info(p) for p in repository.list(split, offset, limit)], repository.counts()
 
     def delete_pair(self, name: str, pair_id: int) -> None:
         """Delete one pair."""
         with transaction(self.runtime.sessions) as session:
-            repository = PairRepository(session, self._corpus(session, name).id)
+            repository = PairRepository(session, require_corpus(session, name).id)
             pair = repository.get(pair_id)
             if pair is None:
                 raise NotFoundError(f"pair {pair_id} does not exist in corpus {name!r}", field="id")
@@ -128,7 +119,7 @@ class PairService:
     def split_pairs(self, name: str, dev_fraction: float, seed: int) -> dict[str, int]:
         """Assign every pair to train or dev, deterministically by query text."""
         with transaction(self.runtime.sessions) as session:
-            repository = PairRepository(session, self._corpus(session, name).id)
+            repository = PairRepository(session, require_corpus(session, name).id)
             for pair in repository.list():
                 pair.split = "dev" if is_dev_query(pair.query, dev_fraction, seed) else "train"
             session.flush()
@@ -139,7 +130,7 @@ class PairService:
     ) -> tuple[list[ExportedPair], list[ExportedPair]]:
         """(train, dev) pairs, texts resolved: explicit dev set, else stored splits, else a hash split."""
         with self.runtime.sessions() as session:
-            corpus = self._corpus(session, name)
+            corpus = require_corpus(session, name)
             stored = PairRepository(session, corpus.id).list()
             explicit = list(dev_pairs or [])
             ids = [p.document_id for p in stored if p.document_id is not None]

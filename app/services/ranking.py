@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from app.db.repository import CorpusRepository, DocumentRepository, found_documents
-from app.services.corpora import corpus_not_found
+from app.db.repository import DocumentRepository, found_documents
+from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError, NotFoundError
 from app.services.filtered_search import filtered_search, matching_ids, top_k
 from app.services.index_store import CorpusIndex
@@ -82,9 +82,7 @@ class RankingService:
 
     def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(corpus_name)
-            if corpus is None:
-                raise corpus_not_found(corpus_name)
+            corpus = require_corpus(session, corpus_name)
             found = DocumentRepository(session, corpus).ids_of(external_ids)
         missing = [doc_id for doc_id in external_ids if doc_id not in found]
         if missing:
@@ -172,9 +170,7 @@ class RankingService:
     ) -> tuple[float, str]:
         # A calibrated threshold holds only for the model it was calibrated with.
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(corpus_name)
-            if corpus is None:
-                raise corpus_not_found(corpus_name)
+            corpus = require_corpus(session, corpus_name)
             if requested is not None:
                 return requested, "request"
             if corpus.duplicate_threshold is not None and corpus.threshold_model == model:
@@ -184,9 +180,7 @@ class RankingService:
     def document_texts(self, corpus_name: str, ids: Sequence[str]) -> list[tuple[str | None, str]]:
         """(id, text) of existing documents, for checking them against the rest of their corpus."""
         with self.runtime.sessions() as session:
-            corpus = CorpusRepository(session).get(corpus_name)
-            if corpus is None:
-                raise corpus_not_found(corpus_name)
+            corpus = require_corpus(session, corpus_name)
             texts = DocumentRepository(session, corpus).texts(ids)
         missing = [doc_id for doc_id in ids if doc_id not in texts]
         if missing:

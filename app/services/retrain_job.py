@@ -1,24 +1,26 @@
-"""One retraining job: export pairs, train in a child process, gate, register, re-index and swap."""
+"""The retraining job: train in a child process on pairs exported at submission, gate, register.
+
+A candidate that passes its gate is not swapped in here: the job enqueues an activation job (in the
+same transaction that finishes it), which builds the indexes and switches serving.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from app.db.admin_repository import JobRepository
-from app.db.engine import transaction
-from app.db.models import utcnow
 from app.db.repository import CorpusRepository, DocumentRepository
+from app.services.activation import activation_job
 from app.services.encoder import Encoder
 from app.services.gating import build_gate_dataset, gate_metrics
-from app.services.pairs import ExportedPair, PairInput, PairService
+from app.services.jobs.context import JobContext, Outcome
+from app.services.pairs import ExportedPair
 from app.services.registry import register_model
 from app.services.runtime import Runtime
 from app.services.training_process import TrainingProcess, describe_exit
@@ -47,11 +49,6 @@ class RetrainParams:
     auto_activate: bool
     min_improvement: float
     dev_fraction: float
-    dev_pairs: list[PairInput] | None = field(default=None)
-
-
-class JobCancelled(Exception):
-    """Raised between stages once a cancel was requested."""
 
 
 def write_pairs(path: Path, pairs: list[ExportedPair]) -> None:
@@ -93,92 +90,82 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
     }
 
 
-class RetrainJob:
-    """Runs in its own thread in the API process; the heavy training runs in a child process."""
+def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
+    """(the job's input folder: pairs and config; the training run's output folder)."""
+    return data_dir / "jobs" / job_id, data_dir / "models" / job_id
 
-    def __init__(self, runtime: Runtime, job_id: str, params: RetrainParams) -> None:
+
+def stage_inputs(
+    job_dir: Path, params: RetrainParams, train: list[ExportedPair], dev: list[ExportedPair]
+) -> None:
+    """Write the pairs and the training config a job will run on (exported once, at submission)."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    write_pairs(job_dir / "train_pairs.jsonl", train)
+    write_pairs(job_dir / "dev_pairs.jsonl", dev)
+    config = training_config(params, job_dir, dev)
+    (job_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def read_pairs(path: Path) -> list[ExportedPair]:
+    """Pairs written by `write_pairs`."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [ExportedPair(r["query"], r["document"], float(r["label"])) for r in rows]
+
+
+def run_retrain(runtime: Runtime, context: JobContext) -> Outcome:
+    """The `retrain` job: train in a child process, gate, register; a passing gate enqueues activation."""
+    return RetrainRun(runtime, context).run()
+
+
+class RetrainRun:
+    """One retraining job on a worker; the heavy training runs in a child process."""
+
+    def __init__(self, runtime: Runtime, context: JobContext) -> None:
         self.runtime = runtime
-        self.job_id = job_id
-        self.params = params
-        self.cancel_requested = threading.Event()
+        self.context = context
+        self.params = RetrainParams(**context.params["_resolved"])
+        self.job_dir, self.run_dir = job_paths(runtime.settings.data_dir, context.job_id)
         self.process: TrainingProcess | None = None
-        self.job_dir = runtime.settings.data_dir / "jobs" / job_id
-        self.run_dir = runtime.settings.data_dir / "models" / job_id
         self._last_progress_write = 0.0
 
-    def _update(self, **fields: Any) -> None:
-        with transaction(self.runtime.sessions) as session:
-            JobRepository(session).update(self.job_id, **fields)
-
-    def _progress(self, stage: str, **fields: Any) -> None:
-        self._update(progress={"stage": stage, **fields})
-
-    def _check_cancel(self) -> None:
-        if self.cancel_requested.is_set():
-            raise JobCancelled
-
-    def cancel(self) -> None:
-        """Ask the job to stop: the training process is terminated, later stages are skipped."""
-        self.cancel_requested.set()
-        if self.process is not None:
-            self.process.terminate()
-
-    def run(self) -> None:
-        """Run every stage, recording the outcome on the job row whatever happens."""
-        self._update(status="running", started_at=utcnow(), run_dir=str(self.run_dir))
+    def run(self) -> Outcome:
+        """Every stage; the training process's stderr tail is kept on the job whatever happens."""
+        self.context.update(run_dir=str(self.run_dir))
         try:
-            outcome = self._run_stages()
-            self._update(status="succeeded", finished_at=utcnow(), **outcome)
-        except JobCancelled:
-            self._update(status="cancelled", finished_at=utcnow(), error="cancelled by an operator")
-        except Exception as error:  # noqa: BLE001 - every failure ends the job with its reason
-            log.exception("job %s failed", self.job_id)
-            self._update(status="failed", finished_at=utcnow(), error=f"{type(error).__name__}: {error}")
+            return self._run_stages()
         finally:
-            self._store_log_tail()
+            if self.process is not None and self.process.stderr_tail:
+                self.context.update(log_tail="\n".join(self.process.stderr_tail))
 
-    def _store_log_tail(self) -> None:
-        if self.process is not None and self.process.stderr_tail:
-            self._update(log_tail="\n".join(self.process.stderr_tail))
-
-    def _run_stages(self) -> dict[str, Any]:
-        params = self.params
-        self._progress("exporting")
-        train, dev = PairService(self.runtime).export(
-            params.corpus, params.dev_pairs, params.dev_fraction, params.seed
-        )
-        self.job_dir.mkdir(parents=True, exist_ok=True)
-        write_pairs(self.job_dir / "train_pairs.jsonl", train)
-        write_pairs(self.job_dir / "dev_pairs.jsonl", dev)
-        config = training_config(params, self.job_dir, dev)
-        (self.job_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-        self._check_cancel()
-
-        self._progress("training", train_pairs=len(train), dev_pairs=len(dev))
-        self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir, self.cancel_requested)
+    def _run_stages(self) -> Outcome:
+        context = self.context
+        dev = read_pairs(self.job_dir / "dev_pairs.jsonl")
+        config = yaml.safe_load((self.job_dir / "config.yaml").read_text())
+        context.progress("training", train_pairs=context.params.get("train_pairs"), dev_pairs=len(dev))
+        self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir, context.cancelled)
+        context.on_cancel(self.process.terminate)
         code = self.process.run(self._on_training_event)
-        self._check_cancel()
+        context.check_cancel()
         if code != 0:
             reason = self.process.last_error_event or (
                 self.process.stderr_tail[-1] if self.process.stderr_tail else ""
             )
             raise RuntimeError(f"training process {describe_exit(code)}: {reason}".rstrip(": "))
 
-        self._progress("exporting_model")
+        context.progress("exporting_model")
         spec = resolve_model(str(self.run_dir))
         # The candidate is exported, quantized and quality-gated like any served model before it is scored.
         candidate = self.runtime.load_encoder(spec)
         try:
-            return self._evaluate_and_activate(spec, candidate, config, dev)
+            return self._evaluate(spec, candidate, config, dev)
         finally:
-            if self.runtime.state().encoder is not candidate:
-                candidate.close()
+            candidate.close()
 
-    def _evaluate_and_activate(
+    def _evaluate(
         self, spec: ModelSpec, candidate: Encoder, config: dict[str, Any], dev: list[ExportedPair]
-    ) -> dict[str, Any]:
+    ) -> Outcome:
         params = self.params
-        self._progress("evaluating", encoder=candidate.describe())
+        self.context.progress("evaluating", encoder=candidate.describe())
         active = self.runtime.state()
         gate = self._gate(candidate.encode_bulk, active.encoder.encode_bulk, dev)
         gate["active_model"] = active.model_version
@@ -189,26 +176,19 @@ class RetrainJob:
             str(self.run_dir / "model"),
             "trained",
             base_model=params.base_model,
-            job_id=self.job_id,
-            training={
-                "params": {k: v for k, v in asdict(params).items() if k != "dev_pairs"},
-                "config": config,
-            },
+            job_id=self.context.job_id,
+            training={"params": asdict(params), "config": config},
             dev_metrics={"training": manifest.get("dev_metrics"), "gate": gate},
             encoder=candidate.describe(),
         )
-        self._check_cancel()
-        activated = False
+        self.context.check_cancel()
+        follow_ups = []
+        gate["activation"] = "not requested" if not params.auto_activate else "gate not passed"
         if params.auto_activate and gate["improved"]:
-            self._progress("indexing")
-            state = self.runtime.build_state(spec, candidate)
-            self._check_cancel()
-            self._progress("swapping")
-            self.runtime.swap(state)
-            activated = True
-        gate["activated"] = activated
-        self._progress("done", activated=activated)
-        return {"model_version": spec.version, "gate": gate}
+            follow_ups.append(activation_job(spec.version, requested_by=self.context.job_id))
+            gate["activation"] = "queued"
+        self.context.progress("done", activation=gate["activation"])
+        return Outcome({"model_version": spec.version, "gate": gate}, follow_ups)
 
     def _gate(self, candidate_encode: Any, active_encode: Any, dev: list[ExportedPair]) -> dict[str, Any]:
         with self.runtime.sessions() as session:
@@ -239,4 +219,4 @@ class RetrainJob:
         keys = ("event", "stage", "epoch", "step", "total_steps", "progress", "loss", "dev_metric", "metric")
         fields = {k: event[k] for k in keys if k in event and k != "stage"}
         tail = "\n".join(self.process.stderr_tail) if self.process is not None else None
-        self._update(progress={"stage": "training", **fields}, log_tail=tail)
+        self.context.update(progress={"stage": "training", **fields}, log_tail=tail)

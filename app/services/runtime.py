@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy import Engine
@@ -57,14 +57,11 @@ class Runtime:
         self._ready = threading.Event()
         self._load_error: BaseException | None = None
         self._loader: threading.Thread | None = None
-        # Background work (evaluations) runs one at a time off the request threads.
-        self.jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pairank-job")
         # Document writes hold it shared; a model swap holds it exclusively to catch up and switch.
         self.write_gate = SharedExclusiveLock()
         self._swap_lock = threading.Lock()
-        # The admin job running in this process, so that it can be cancelled.
-        self.current_job: object | None = None
         self._closed = threading.Event()
+        self._worker_thread: threading.Thread | None = None
 
     @property
     def load_error(self) -> BaseException | None:
@@ -123,11 +120,16 @@ class Runtime:
         log.info("model %s runs on %s %s", spec.version, encoder.backend, encoder.precision)
         return encoder
 
-    def build_state(self, spec: ModelSpec, encoder: Encoder | None = None) -> ServingState:
+    def build_state(
+        self,
+        spec: ModelSpec,
+        encoder: Encoder | None = None,
+        on_corpus: Callable[[int, int, str], None] | None = None,
+    ) -> ServingState:
         """Open (map and replay, or build) every corpus index for a model; nothing is served yet."""
         encoder = encoder or self.load_encoder(spec)
         store = IndexStore(self.settings.index_dir, encoder, self.sessions)
-        store.open_all()
+        store.open_all(on_corpus)
         return ServingState(encoder=encoder, indexes=store)
 
     def _load(self) -> None:
@@ -145,9 +147,21 @@ class Runtime:
             if self.settings.sync_seconds > 0:
                 threading.Thread(target=self._follow_database, name="pairank-sync", daemon=True).start()
             threading.Thread(target=self._checkpoint_loop, name="pairank-checkpoint", daemon=True).start()
+            if self.settings.embedded_worker:
+                self.start_job_worker()
         except Exception as error:  # noqa: BLE001 - reported through /ready instead of killing the server
             log.exception("loading failed")
             self._load_error = error
+
+    def start_job_worker(self) -> None:
+        """Run queued jobs in a thread of this process until it closes (`PAIRANK_EMBEDDED_WORKER`)."""
+        from app.services.jobs.worker import JobWorker
+
+        worker = JobWorker(self)
+        self._worker_thread = threading.Thread(
+            target=worker.run_forever, args=(self._closed,), name="pairank-job-worker", daemon=True
+        )
+        self._worker_thread.start()
 
     def _follow_database(self) -> None:
         # Other workers (uvicorn --workers N, other replicas) write documents and activate models too.
@@ -233,7 +247,8 @@ class Runtime:
     def close(self) -> None:
         """Stop background work, checkpoint what changed (a faster next start), release connections."""
         self._closed.set()
-        self.jobs.shutdown(wait=True, cancel_futures=True)
+        if self._worker_thread is not None:
+            self._worker_thread.join(60)  # a running job is cancelled and recorded before the exit
         if self._state is not None and self._ready.is_set():
             self.checkpoint_due(1, 0.0)
         if self._state is not None:

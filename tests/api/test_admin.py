@@ -81,10 +81,23 @@ def test_retrain_activate_and_roll_back(admin: TestClient) -> None:
     assert created.status_code == 202, created.text
     job = wait_job(admin, created.json()["job_id"], finished)
     assert job["status"] == "succeeded", (job["error"], job["log_tail"])
-    assert job["progress"]["stage"] == "done" and job["gate"]["activated"] is True
+    assert job["progress"]["stage"] == "done" and job["gate"]["activation"] == "queued"
     assert job["gate"]["metric"] == "MRR" and {"candidate", "active", "delta"} <= set(job["gate"])
     assert job["started_at"] and job["finished_at"] and job["params"]["train_pairs"] >= 2
     new_version = job["model_version"]
+    # A passing gate queues an activation job: it builds the indexes, then serving switches.
+    activation = next(
+        j for j in admin.get("/admin/jobs", headers=KEY).json()["jobs"] if j["kind"] == "activate"
+    )
+    assert activation["params"] == {"version": new_version, "requested_by": job["id"]}
+    activation = wait_job(admin, activation["id"], finished)
+    assert activation["status"] == "succeeded", activation["error"]
+    assert activation["progress"] == {
+        "stage": "done",
+        "version": new_version,
+        "previous": old_version,
+        "corpora": 1,
+    }
     models = {m["version"]: m for m in admin.get("/admin/models", headers=KEY).json()["models"]}
     assert models[new_version]["is_active"] and not models[old_version]["is_active"]
     assert models[new_version]["source"] == "trained" and models[new_version]["dev_metrics"]["gate"]
@@ -101,8 +114,11 @@ def test_retrain_activate_and_roll_back(admin: TestClient) -> None:
         top = admin.post("/v1/corpora/claims/rank", json={"query": text, "k": 1}).json()["results"][0]
         assert top["id"] == doc_id and top["score"] == pytest.approx(1.0, abs=1e-4)
     rolled_back = admin.post(f"/admin/models/{old_version}/activate", headers=KEY)
-    assert rolled_back.status_code == 200 and rolled_back.json()["is_active"]
+    assert rolled_back.status_code == 202 and rolled_back.json()["kind"] == "activate"
+    assert wait_job(admin, rolled_back.json()["id"], finished)["status"] == "succeeded"
     assert admin.post("/v1/corpora/claims/rank", json=query).json() == before
+    models = {m["version"]: m for m in admin.get("/admin/models", headers=KEY).json()["models"]}
+    assert models[old_version]["is_active"] and not models[new_version]["is_active"]
     assert admin.post("/admin/models/nope@123/activate", headers=KEY).status_code == 404
 
 
@@ -158,7 +174,7 @@ def test_other_workers_follow_an_activation(
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=3)
     spec = resolve_model(str(other))
     register_model(worker_a.app.state.runtime.sessions, spec, str(other), "configured")  # type: ignore[attr-defined]
-    assert worker_a.post(f"/admin/models/{spec.version}/activate", headers=KEY).status_code == 200
+    assert worker_a.post(f"/admin/models/{spec.version}/activate", headers=KEY).status_code == 202
     deadline = time.monotonic() + 30
     body: dict[str, Any] = {}
     while time.monotonic() < deadline:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -10,7 +11,8 @@ from fastapi.testclient import TestClient
 
 from app.db.engine import transaction
 from app.db.evaluation_repository import EvaluationRepository
-from app.services.recovery import INTERRUPTED, recover_interrupted_work
+from app.db.job_repository import JobRepository
+from app.services.recovery import recover_interrupted_work
 from app.services.runtime import Runtime
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 
@@ -95,15 +97,31 @@ def test_evaluation_errors(make_client: ClientFactory) -> None:
     assert client.get("/v1/evaluations").json()["evaluations"] == []
 
 
-def test_interrupted_evaluations_are_marked_failed(client: TestClient) -> None:
+def test_only_evaluations_of_lost_workers_are_failed(client: TestClient) -> None:
     runtime: Runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    now = datetime.now(UTC)
     with transaction(runtime.sessions) as session:
-        EvaluationRepository(session).add(
-            "e-1", None, "claims", "retrieval", {"qrels": []}
-        ).status = "running"
-    recover_interrupted_work(runtime.sessions)
-    body = client.get("/v1/evaluations/e-1").json()
-    assert body["status"] == "failed" and body["error"] == INTERRUPTED and body["finished_at"]
+        for evaluation_id, lease in (
+            ("e-lost", now - timedelta(seconds=5)),
+            ("e-alive", now + timedelta(60)),
+        ):
+            EvaluationRepository(session).add(evaluation_id, None, "claims", "retrieval", {"qrels": []})
+            JobRepository(session).add(
+                f"job-{evaluation_id}", "evaluate", "claims", {"evaluation_id": evaluation_id}
+            )
+            JobRepository(session).update(
+                f"job-{evaluation_id}", status="running", owner="other-host:1:x", lease_expires_at=lease
+            )
+    assert recover_interrupted_work(runtime.sessions) in ([], ["job-e-lost"])  # the embedded worker may win
+    lost = client.get("/v1/evaluations/e-lost").json()
+    assert (
+        lost["status"] == "failed" and "stopped renewing its lease" in lost["error"] and lost["finished_at"]
+    )
+    # A live worker's evaluation (fresh lease, maybe on another replica) is left alone.
+    assert client.get("/v1/evaluations/e-alive").json()["status"] == "queued"
+    with runtime.sessions() as session:
+        alive = JobRepository(session).get("job-e-alive")
+        assert alive is not None and alive.status == "running"
 
 
 def test_calibrate_stores_threshold_used_by_duplicates(client: TestClient) -> None:

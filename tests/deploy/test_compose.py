@@ -34,6 +34,7 @@ from tests.deploy.deploy_helpers import (
 )
 
 API_SERVICES = ("api", "api-gpu")
+WORKER_SERVICES = ("worker", "worker-gpu")
 SETTINGS_VARIABLES = {f"PAIRANK_{name.upper()}": name for name in Settings.model_fields}
 # compose's own variables, which .env may set for compose itself rather than for this file.
 COMPOSE_BUILTINS = re.compile(r"^(COMPOSE_|DOCKER_)")
@@ -92,14 +93,28 @@ def _interpolated(compose: dict[str, Any]) -> dict[str, set[str | None]]:
 
 def test_services(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert set(services) == {"postgres", *API_SERVICES}
+    assert set(services) == {"postgres", *API_SERVICES, *WORKER_SERVICES}
     assert str(services["postgres"]["image"]).startswith("postgres:16")
     # `docker compose up` with no profile must start the CPU API and the database, nothing else.
     assert "profiles" not in services["api"]
     assert "profiles" not in services["postgres"]
-    assert services["api-gpu"]["profiles"] == ["gpu"]
-    for name in API_SERVICES:
+    assert services["api-gpu"]["profiles"] == ["gpu"] == services["worker-gpu"]["profiles"]
+    assert "profiles" not in services["worker"]
+    for name in (*API_SERVICES, *WORKER_SERVICES):
         assert services[name]["build"]["context"] == "."
+
+
+@pytest.mark.parametrize("service", WORKER_SERVICES)
+def test_workers_run_the_jobs(compose: dict[str, Any], service: str) -> None:
+    worker, api = compose["services"][service], compose["services"][service.replace("worker", "api")]
+    assert worker["command"] == ["pairank", "worker"] and "ports" not in worker
+    assert worker["healthcheck"] == {"disable": True}  # the image's probe asks the API port
+    # Same image and settings as the API it works for, and the API leaves the jobs to it.
+    assert worker["image"] == api["image"] and worker["build"] == api["build"]
+    assert _environment(worker) == _environment(api)
+    assert _environment(api)["PAIRANK_EMBEDDED_WORKER"] == "false"
+    assert _mounts(worker) == {"/data": "pairank-data"}
+    assert worker["depends_on"]["postgres"]["condition"] == "service_healthy"
 
 
 def test_postgres_healthcheck(compose: dict[str, Any]) -> None:

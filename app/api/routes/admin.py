@@ -6,12 +6,13 @@ from dataclasses import asdict
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import ApiKeyServiceDep, ModelAdminServiceDep, RetrainServiceDep
+from app.api.deps import ApiKeyServiceDep, JobServiceDep, ModelAdminServiceDep, RetrainServiceDep, RuntimeDep
 from app.api.params import KeyIdParam, ModelVersionParam, RecordIdParam
 from app.api.security import ADMIN
 from app.schemas.admin import JobCreated, JobList, JobOut, ModelList, ModelOut, RetrainRequest
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
 from app.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyOut
+from app.services.activation import enqueue_activation
 
 router = APIRouter(
     prefix="/admin",
@@ -23,27 +24,27 @@ router = APIRouter(
 
 @router.post("/retrain", status_code=202, response_model=JobCreated, responses=CONFLICT)
 def retrain(body: RetrainRequest, service: RetrainServiceDep) -> JobCreated:
-    """Start a retraining job (409 while another one is unfinished)."""
-    job = service.submit(body.model_dump(mode="json", exclude_none=True))
+    """Queue a retraining job (409 while a retraining or activation job is unfinished)."""
+    job = service.submit(body)
     return JobCreated(job_id=job.id, status=job.status)
 
 
 @router.get("/jobs", response_model=JobList)
-def list_jobs(service: RetrainServiceDep, limit: int = Query(100, ge=1, le=1000)) -> JobList:
-    """Newest jobs first."""
-    return JobList(jobs=[JobOut(**asdict(job)) for job in service.list(limit)])
+def list_jobs(service: JobServiceDep, limit: int = Query(100, ge=1, le=1000)) -> JobList:
+    """Newest jobs first (retraining, activation, evaluation and import jobs)."""
+    return JobList(jobs=[JobOut.model_validate(job) for job in service.list(limit)])
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut)
-def get_job(job_id: RecordIdParam, service: RetrainServiceDep) -> JobOut:
+def get_job(job_id: RecordIdParam, service: JobServiceDep) -> JobOut:
     """Status, progress, timings, error and log tail of a job."""
-    return JobOut(**asdict(service.get(job_id)))
+    return JobOut.model_validate(service.get(job_id))
 
 
 @router.post("/jobs/{job_id}/cancel", status_code=202, response_model=JobOut)
-def cancel_job(job_id: RecordIdParam, service: RetrainServiceDep) -> JobOut:
-    """Ask a queued or running job to stop."""
-    return JobOut(**asdict(service.cancel(job_id)))
+def cancel_job(job_id: RecordIdParam, service: JobServiceDep) -> JobOut:
+    """Cancel a queued job, or ask the worker running it to stop (it does within a second)."""
+    return JobOut.model_validate(service.cancel(job_id))
 
 
 @router.get("/models", response_model=ModelList)
@@ -52,10 +53,10 @@ def list_models(service: ModelAdminServiceDep) -> ModelList:
     return ModelList(models=[ModelOut(**asdict(m)) for m in service.list_models()])
 
 
-@router.post("/models/{version:path}/activate", response_model=ModelOut, responses=CONFLICT)
-def activate_model(version: ModelVersionParam, service: ModelAdminServiceDep) -> ModelOut:
-    """Switch to a registered version (also how an operator rolls back)."""
-    return ModelOut(**asdict(service.activate(version)))
+@router.post("/models/{version:path}/activate", status_code=202, response_model=JobOut, responses=CONFLICT)
+def activate_model(version: ModelVersionParam, runtime: RuntimeDep) -> JobOut:
+    """Queue the activation of a registered version (also the rollback): its job builds the indexes."""
+    return JobOut.model_validate(enqueue_activation(runtime, version))
 
 
 @router.get("/keys", response_model=ApiKeyList)
