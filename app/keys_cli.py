@@ -11,8 +11,8 @@ import json
 import sys
 
 from app.config import get_settings
-from app.db.admin_models import SCOPES
-from app.services.api_keys import ApiKeyService, KeyInfo, new_key_text
+from app.db.admin_models import SCOPES, ApiKey
+from app.services.api_keys import ApiKeyService, new_key_text
 from app.services.errors import ServiceError
 
 
@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _row(key: KeyInfo) -> str:
+def _row(key: ApiKey) -> str:
     corpora = ",".join(key.corpora) if key.corpora else "*"
     state = f"revoked {key.revoked_at:%Y-%m-%d %H:%M}" if key.revoked_at else "active"
     return f"{key.id}  {key.scope:<5}  corpora={corpora}  {state}  {key.name or ''}".rstrip()

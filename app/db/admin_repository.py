@@ -6,10 +6,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import case, func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.admin_models import ApiKey, ModelVersion, TrainingPair
 from app.db.models import utcnow
+from app.services.errors import ConflictError
 
 
 class PairRepository:
@@ -81,10 +83,14 @@ class ModelRepository:
         return list(self.session.scalars(select(ModelVersion).order_by(ModelVersion.created_at.desc())))
 
     def add(self, **fields: Any) -> ModelVersion:
-        """Register a version."""
+        """Register a version; ConflictError when it is registered already (also concurrently)."""
         row = ModelVersion(**fields)
-        self.session.add(row)
-        self.session.flush()
+        try:
+            with self.session.begin_nested():
+                self.session.add(row)
+                self.session.flush()
+        except IntegrityError as error:
+            raise ConflictError(f"model version {row.version!r} is registered already", "version") from error
         return row
 
     def record_encoder(self, version: str, encoder: dict[str, Any]) -> None:

@@ -142,3 +142,8 @@ class Evaluation(Base):
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     duration_seconds: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    @property
+    def query_count(self) -> int:
+        """How many distinct queries the request judges."""
+        return len({q["query_id"] for q in self.request.get("qrels", [])})

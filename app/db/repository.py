@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, select, text
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.metadata_filter import metadata_condition
 from app.db.models import Corpus, Document, DocumentChange, utcnow
+from app.services.errors import ConflictError
 
 CHANGES_CHANNEL = "pairank_changes"
 
@@ -53,10 +55,14 @@ class CorpusRepository:
     def add(
         self, name: str, kind: str, description: str | None, index_spec: dict[str, Any] | None = None
     ) -> Corpus:
-        """Insert a corpus; the caller's transaction surfaces a unique-name violation."""
+        """Insert a corpus; ConflictError when the name is taken (also by a concurrent create)."""
         corpus = Corpus(name=name, kind=kind, description=description, index_spec=index_spec)
-        self.session.add(corpus)
-        self.session.flush()
+        try:
+            with self.session.begin_nested():
+                self.session.add(corpus)
+                self.session.flush()
+        except IntegrityError as error:
+            raise ConflictError(f"corpus {name!r} already exists", field="name") from error
         return corpus
 
     def get(self, name: str, *, lock: bool = False) -> Corpus | None:
@@ -68,10 +74,9 @@ class CorpusRepository:
         """The corpus with this database id, or None."""
         return self.session.get(Corpus, corpus_id)
 
-    def list_with_counts(self) -> list[tuple[Corpus, int]]:
-        """Every corpus with its document count, by name."""
-        corpora = self.session.scalars(select(Corpus).order_by(Corpus.name))
-        return [(corpus, int(corpus.document_count)) for corpus in corpora]
+    def all(self) -> list[Corpus]:
+        """Every corpus (each with its maintained document count), by name."""
+        return list(self.session.scalars(select(Corpus).order_by(Corpus.name)))
 
     def marks(self) -> list[CorpusMark]:
         """Every corpus's id, name and change mark: one cheap query per sync, whatever the corpus sizes."""

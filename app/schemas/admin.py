@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import CorpusName, DocumentId, JsonObject, NonBlankText, limited
@@ -41,8 +41,9 @@ class PairsCreate(RequestModel):
 
 
 class PairOut(BaseModel):
-    """A stored pair."""
+    """A stored pair (built from the pair row)."""
 
+    model_config = ConfigDict(from_attributes=True)
     id: int
     query: str
     document_id: str | None
@@ -125,8 +126,8 @@ class JobOut(BaseModel):
     id: str
     kind: Literal["retrain", "activate", "evaluate", "import"]
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
-    corpus: str | None
-    params: dict[str, Any]
+    corpus: str | None = Field(validation_alias=AliasChoices("corpus_name", "corpus"))
+    params: dict[str, Any] = Field(description="The request (a worker's own parameters left out).")
     progress: dict[str, Any] | None
     error: str | None
     log_tail: str | None
@@ -138,6 +139,11 @@ class JobOut(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
 
+    @field_validator("params", mode="after")
+    @classmethod
+    def _public(cls, params: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in params.items() if not key.startswith("_")}
+
 
 class JobList(BaseModel):
     """GET /admin/jobs response."""
@@ -146,8 +152,9 @@ class JobList(BaseModel):
 
 
 class ModelOut(BaseModel):
-    """A registered model version."""
+    """A registered model version (built from the registry row)."""
 
+    model_config = ConfigDict(from_attributes=True)
     version: str
     model_id: str
     source: str

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from app.schemas.common import CorpusName, Description, DocumentId, Metadata, NonBlankText, limited
 from app.schemas.requests import RequestModel
@@ -59,8 +59,9 @@ class CorpusCreate(RequestModel):
 
 
 class CorpusOut(BaseModel):
-    """A corpus with its document count."""
+    """A corpus with its document count (built from the corpus row)."""
 
+    model_config = ConfigDict(from_attributes=True)
     name: str
     kind: str
     description: str | None
@@ -71,7 +72,11 @@ class CorpusOut(BaseModel):
     threshold_model: str | None = Field(
         None, description="The model version the threshold was calibrated with."
     )
-    index: dict[str, Any] | None = Field(None, description="The index spec given at creation (null: auto).")
+    index: dict[str, Any] | None = Field(
+        None,
+        validation_alias=AliasChoices("index_spec", "index"),
+        description="The index spec given at creation (null: auto).",
+    )
 
 
 class IndexStatus(BaseModel):
@@ -117,6 +122,7 @@ class DocumentsUpsert(RequestModel):
 class UpsertOut(BaseModel):
     """What an upsert did."""
 
+    model_config = ConfigDict(from_attributes=True)
     inserted: int
     updated: int
     unchanged: int
@@ -125,11 +131,12 @@ class UpsertOut(BaseModel):
 
 
 class DocumentOut(BaseModel):
-    """A stored document."""
+    """A stored document (built from the document row)."""
 
-    id: str
+    model_config = ConfigDict(from_attributes=True)
+    id: str = Field(validation_alias=AliasChoices("external_id", "id"))
     text: str
-    metadata: dict[str, Any] | None
+    metadata: dict[str, Any] | None = Field(validation_alias=AliasChoices("meta", "metadata"))
     created_at: datetime
     updated_at: datetime
 

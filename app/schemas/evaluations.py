@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import CorpusName, Description, DocumentId, NonBlankText, limited
@@ -84,12 +84,13 @@ class EvaluationCreate(RequestModel):
 class EvaluationOut(BaseModel):
     """An evaluation: status, metrics (means), per-query breakdown, model version and timing."""
 
+    model_config = ConfigDict(from_attributes=True)
     id: str
     name: str | None
     status: Literal["queued", "running", "succeeded", "failed"]
-    corpus: str | None
+    corpus: str | None = Field(validation_alias=AliasChoices("corpus_name", "corpus"))
     mode: str
-    model: str | None
+    model: str | None = Field(validation_alias=AliasChoices("model_version", "model"))
     metrics: dict[str, float] | None
     per_query: dict[str, dict[str, float]] | None
     error: str | None
@@ -143,6 +144,7 @@ class CalibrationRequest(RequestModel):
 class CalibrationOut(BaseModel):
     """The F1-optimal threshold, now the corpus's default for duplicates with this model."""
 
+    model_config = ConfigDict(from_attributes=True)
     threshold: float
     precision: float
     recall: float

@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 import uuid
 
+from app.db.admin_models import Job
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
 from app.services.errors import ConflictError, NotFoundError
 from app.services.jobs import kinds
 from app.services.jobs.context import FollowUp, JobContext, Outcome
-from app.services.jobs.queue import JobInfo, job_info
 from app.services.runtime import Runtime
 from pairank.models import resolve_model
 
@@ -31,7 +31,7 @@ def activation_job(version: str, requested_by: str | None = None) -> FollowUp:
     return FollowUp(KIND, None, params, exclusive=MODEL_SLOT)
 
 
-def enqueue_activation(runtime: Runtime, version: str) -> JobInfo:
+def enqueue_activation(runtime: Runtime, version: str) -> Job:
     """Queue the activation of a registered version; 404 unknown, 409 while a model job is unfinished."""
     with transaction(runtime.sessions) as session:
         if ModelRepository(session).get(version) is None:
@@ -40,7 +40,7 @@ def enqueue_activation(runtime: Runtime, version: str) -> JobInfo:
         row = JobRepository(session).add(
             str(uuid.uuid4()), job.kind, None, job.params, exclusive=job.exclusive
         )
-        return job_info(row)
+        return row
 
 
 def run_activation(runtime: Runtime, context: JobContext) -> Outcome:

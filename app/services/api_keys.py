@@ -13,7 +13,6 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -25,18 +24,6 @@ from app.services.errors import InvalidInputError, NotFoundError
 
 RANK = {scope: position for position, scope in enumerate(SCOPES)}
 _FORMAT = re.compile(r"^prk_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$")
-
-
-@dataclass(frozen=True)
-class KeyInfo:
-    """A key as listed (never its secret)."""
-
-    id: str
-    name: str | None
-    scope: str
-    corpora: list[str] | None
-    created_at: datetime
-    revoked_at: datetime | None
 
 
 @dataclass(frozen=True)
@@ -60,10 +47,6 @@ def _hash(salt: str, secret: str) -> str:
     return hashlib.sha256(f"{salt}:{secret}".encode()).hexdigest()
 
 
-def _info(row: ApiKey) -> KeyInfo:
-    return KeyInfo(row.id, row.name, row.scope, row.corpora, row.created_at, row.revoked_at)
-
-
 class ApiKeyService:
     """Key management and verification over the database."""
 
@@ -72,7 +55,7 @@ class ApiKeyService:
 
     def create(
         self, scope: str, corpora: list[str] | None = None, name: str | None = None, secret: str | None = None
-    ) -> tuple[KeyInfo, str]:
+    ) -> tuple[ApiKey, str]:
         """A new key: (its record, the key itself, to show once). `secret` bootstraps a chosen key."""
         if scope not in SCOPES:
             raise InvalidInputError(f"scope must be one of {', '.join(SCOPES)}, not {scope!r}", "scope")
@@ -83,22 +66,21 @@ class ApiKeyService:
                      salt=salt, key_hash=_hash(salt, secret))  # fmt: skip
         with transaction(self.sessions) as session:
             ApiKeyRepository(session).add(row)
-            info = _info(row)
-        return info, f"prk_{key_id}_{secret}"
+        return row, f"prk_{key_id}_{secret}"
 
-    def list(self) -> list[KeyInfo]:
+    def list(self) -> list[ApiKey]:
         """Every key, newest first."""
         with self.sessions() as session:
-            return [_info(row) for row in ApiKeyRepository(session).list()]
+            return ApiKeyRepository(session).list()
 
-    def revoke(self, key_id: str) -> KeyInfo:
+    def revoke(self, key_id: str) -> ApiKey:
         """Revoke a key: it is refused from the next request on, in every worker."""
         with transaction(self.sessions) as session:
             row = ApiKeyRepository(session).get(key_id)
             if row is None:
                 raise NotFoundError(f"key {key_id!r} does not exist", field="id")
             row.revoked_at = row.revoked_at or utcnow()
-            return _info(row)
+            return row
 
     def verify(self, presented: str) -> Principal | None:
         """The principal of a presented key, or None when it is unknown, malformed or revoked."""

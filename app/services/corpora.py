@@ -5,48 +5,20 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.db.engine import transaction
 from app.db.models import Corpus, Document
 from app.db.repository import KEEP_METADATA, CorpusRepository, DocumentInput, DocumentRepository
 from app.services.encoder import text_sha256
-from app.services.errors import ConflictError, InvalidInputError, NotFoundError
+from app.services.errors import InvalidInputError, NotFoundError
 from app.services.index_store import CorpusIndex
 from app.services.limits import check_count, check_text
 from app.services.runtime import Runtime, ServingState
 from indexes.snapshot import delete_corpus_snapshots
 from indexes.spec import IndexSpec
-
-
-@dataclass(frozen=True)
-class CorpusInfo:
-    """A corpus as the API shows it."""
-
-    name: str
-    kind: str
-    description: str | None
-    document_count: int
-    created_at: datetime
-    updated_at: datetime
-    duplicate_threshold: float | None = None
-    threshold_model: str | None = None
-    index: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class DocumentInfo:
-    """A document as the API shows it."""
-
-    id: str
-    text: str
-    metadata: dict[str, Any] | None
-    created_at: datetime
-    updated_at: datetime
 
 
 @dataclass(frozen=True)
@@ -58,26 +30,6 @@ class UpsertCounts:
     unchanged: int
     document_count: int
     model: str
-
-
-def _corpus_info(corpus: Corpus, count: int) -> CorpusInfo:
-    return CorpusInfo(
-        corpus.name,
-        corpus.kind,
-        corpus.description,
-        count,
-        corpus.created_at,
-        corpus.updated_at,
-        corpus.duplicate_threshold,
-        corpus.threshold_model,
-        corpus.index_spec,
-    )
-
-
-def _document_info(document: Document) -> DocumentInfo:
-    return DocumentInfo(
-        document.external_id, document.text, document.meta, document.created_at, document.updated_at
-    )
 
 
 def corpus_not_found(name: str) -> NotFoundError:
@@ -107,7 +59,7 @@ class CorpusService:
 
     def create_corpus(
         self, name: str, kind: str, description: str | None, index: dict[str, Any] | None = None
-    ) -> CorpusInfo:
+    ) -> Corpus:
         """Create an empty corpus (with an optional index spec); ConflictError when the name is taken."""
         spec = None
         if index is not None:
@@ -117,27 +69,18 @@ class CorpusService:
             except (TypeError, ValueError) as error:
                 raise InvalidInputError(str(error), "index") from error
             spec = parsed.to_dict()
-        try:
-            with transaction(self.runtime.sessions) as session:
-                repository = CorpusRepository(session)
-                if repository.get(name) is not None:
-                    raise ConflictError(f"corpus {name!r} already exists", field="name")
-                corpus = repository.add(name, kind, description, spec)
-        except IntegrityError as error:  # a concurrent create won the race for the unique name
-            raise ConflictError(f"corpus {name!r} already exists", field="name") from error
-        return _corpus_info(corpus, 0)
+        with transaction(self.runtime.sessions) as session:
+            return CorpusRepository(session).add(name, kind, description, spec)
 
-    def list_corpora(self) -> list[CorpusInfo]:
-        """Every corpus with its document count."""
+    def list_corpora(self) -> list[Corpus]:
+        """Every corpus (with its maintained document count), by name."""
         with self.runtime.sessions() as session:
-            return [_corpus_info(c, n) for c, n in CorpusRepository(session).list_with_counts()]
+            return CorpusRepository(session).all()
 
-    def get_corpus(self, name: str) -> CorpusInfo:
-        """One corpus with its document count."""
+    def get_corpus(self, name: str) -> Corpus:
+        """One corpus (with its maintained document count)."""
         with self.runtime.sessions() as session:
-            repository = CorpusRepository(session)
-            corpus = require_corpus(session, name)
-            return _corpus_info(corpus, repository.count_documents(corpus))
+            return require_corpus(session, name)
 
     def delete_corpus(self, name: str) -> None:
         """Delete a corpus, its documents, its change log and its index snapshots."""
@@ -211,7 +154,7 @@ class CorpusService:
             mark = int(corpus.change_seq)
         return {"model": state.model_version, **state.indexes.describe(opened, mark)}
 
-    def list_documents(self, name: str, limit: int, after: int) -> tuple[list[DocumentInfo], int | None]:
+    def list_documents(self, name: str, limit: int, after: int) -> tuple[list[Document], int | None]:
         """A page of documents in a stable order, and the cursor of the next page (None at the end).
 
         The cursor is the database id of the page's last document: pages never shift under inserts
@@ -222,7 +165,7 @@ class CorpusService:
             rows = DocumentRepository(session, corpus).page(after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
-        return [_document_info(row) for row in rows], int(rows[-1].id) if more else None
+        return rows, int(rows[-1].id) if more else None
 
     def export_documents(self, name: str) -> Iterator[str]:
         """Every document as one JSON line ({id, text, metadata}), read page by page (404 checked first)."""
@@ -244,14 +187,14 @@ class CorpusService:
                 yield json.dumps({"id": row.external_id, "text": row.text, "metadata": row.meta}) + "\n"
             after = rows[-1].id
 
-    def get_document(self, name: str, doc_id: str) -> DocumentInfo:
+    def get_document(self, name: str, doc_id: str) -> Document:
         """One document by id."""
         with self.runtime.sessions() as session:
             corpus = require_corpus(session, name)
             document = DocumentRepository(session, corpus).get(doc_id)
             if document is None:
                 raise document_not_found(name, doc_id)
-            return _document_info(document)
+            return document
 
     def delete_document(self, name: str, doc_id: str) -> None:
         """Delete one document and its vector."""

@@ -7,12 +7,12 @@ import logging
 from importlib import resources
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import transaction
 from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
 from app.services.encoder import text_sha256
+from app.services.errors import ConflictError
 
 DEMO_CORPUS = "demo-claims"
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def seed_demo_corpus(sessions: sessionmaker[Session]) -> bool:
     """Create the demo corpus with its claims unless it exists; True when created."""
     try:
         return _create_demo_corpus(sessions)
-    except IntegrityError:  # another worker created it at the same moment
+    except ConflictError:  # another worker created it at the same moment
         return False
 
 

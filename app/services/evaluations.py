@@ -5,8 +5,6 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from app.db.engine import transaction
@@ -14,6 +12,7 @@ from app.db.evaluation_repository import EvaluationRepository
 from app.db.job_repository import JobRepository
 from app.db.models import Evaluation, utcnow
 from app.db.repository import DocumentRepository
+from app.schemas.evaluations import EvaluationCreate
 from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError, NotFoundError
 from app.services.evaluation_jobs import EvaluationSpec, compute_report, unknown_qrels_documents
@@ -25,45 +24,6 @@ from evaluation.metrics import parse_metric
 
 log = logging.getLogger(__name__)
 KIND = kinds.EVALUATE
-
-
-@dataclass(frozen=True)
-class EvaluationInfo:
-    """An evaluation as the API shows it."""
-
-    id: str
-    name: str | None
-    status: str
-    corpus: str | None
-    mode: str
-    model: str | None
-    metrics: dict[str, float] | None
-    per_query: dict[str, dict[str, float]] | None
-    error: str | None
-    query_count: int
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-    duration_seconds: float | None
-
-
-def _info(row: Evaluation, with_per_query: bool) -> EvaluationInfo:
-    return EvaluationInfo(
-        id=row.id,
-        name=row.name,
-        status=row.status,
-        corpus=row.corpus_name,
-        mode=row.mode,
-        model=row.model_version,
-        metrics=row.metrics,
-        per_query=row.per_query if with_per_query else None,
-        error=row.error,
-        query_count=len({q["query_id"] for q in row.request.get("qrels", [])}),
-        created_at=row.created_at,
-        started_at=row.started_at,
-        finished_at=row.finished_at,
-        duration_seconds=row.duration_seconds,
-    )
 
 
 class EvaluationService:
@@ -103,8 +63,9 @@ class EvaluationService:
             corpus = require_corpus(session, name)
             return DocumentRepository(session, corpus).external_ids()
 
-    def submit(self, request: dict[str, Any]) -> EvaluationInfo:
+    def submit(self, body: EvaluationCreate) -> Evaluation:
         """Validate, record as queued and queue the job that runs it; returns the queued evaluation."""
+        request = body.model_dump(mode="json")
         spec = self._validate(request)
         self.runtime.state()  # 503 now rather than a failed evaluation later
         evaluation_id = str(uuid.uuid4())
@@ -113,22 +74,20 @@ class EvaluationService:
                 evaluation_id, request.get("name"), spec.corpus, spec.mode, request
             )
             JobRepository(session).add(str(uuid.uuid4()), KIND, spec.corpus, {"evaluation_id": evaluation_id})
-            return _info(row, with_per_query=False)
+            return row
 
-    def get(self, evaluation_id: str) -> EvaluationInfo:
+    def get(self, evaluation_id: str) -> Evaluation:
         """One evaluation with its per-query breakdown."""
         with self.runtime.sessions() as session:
             row = EvaluationRepository(session).get(evaluation_id)
             if row is None:
                 raise NotFoundError(f"evaluation {evaluation_id!r} does not exist", field="id")
-            return _info(row, with_per_query=True)
+            return row
 
-    def list(self, limit: int = 100) -> list[EvaluationInfo]:
-        """The newest evaluations, without per-query details."""
+    def list(self, limit: int = 100) -> list[Evaluation]:
+        """The newest evaluations."""
         with self.runtime.sessions() as session:
-            return [
-                _info(row, with_per_query=False) for row in EvaluationRepository(session).list_recent(limit)
-            ]
+            return EvaluationRepository(session).list_recent(limit)
 
 
 def run_evaluation(runtime: Runtime, context: JobContext) -> Outcome:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.db.admin_models import Job
 from app.db.engine import transaction
 from app.db.job_repository import JobRepository
 from app.schemas.json_safety import check_body
@@ -25,7 +26,7 @@ from app.services.corpora import CorpusService, require_corpus
 from app.services.errors import ConflictError, InvalidInputError, NotFoundError
 from app.services.jobs import kinds
 from app.services.jobs.context import JobContext, Outcome
-from app.services.jobs.queue import JobInfo, JobService, job_info
+from app.services.jobs.queue import JobService
 from app.services.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ class ImportService:
         self.folder.mkdir(parents=True, exist_ok=True)
         return self.folder / f".upload-{uuid.uuid4().hex}"
 
-    def submit(self, name: str, upload: Path) -> JobInfo:
+    def submit(self, name: str, upload: Path) -> Job:
         """Take over an uploaded JSON-lines file and queue its import job."""
         try:
             with self.runtime.sessions() as session:
@@ -62,21 +63,21 @@ class ImportService:
         with transaction(self.runtime.sessions) as session:
             job = JobRepository(session).add(job_id, KIND, name, {"file": path.name, "bytes": size})
             job.progress = {"stage": "queued", "done": 0}
-            return job_info(job)
+            return job
 
-    def get(self, name: str, job_id: str) -> JobInfo:
+    def get(self, name: str, job_id: str) -> Job:
         """One import job of a corpus."""
         info = self.jobs.get(job_id, KIND)
-        if info.corpus != name:
+        if info.corpus_name != name:
             raise NotFoundError(f"import {job_id!r} does not exist for corpus {name!r}", field="id")
         return info
 
-    def cancel(self, name: str, job_id: str) -> JobInfo:
+    def cancel(self, name: str, job_id: str) -> Job:
         """Ask a queued or running import to stop after its current chunk (from any process)."""
         self.get(name, job_id)
         return self.jobs.cancel(job_id)
 
-    def resume(self, name: str, job_id: str) -> JobInfo:
+    def resume(self, name: str, job_id: str) -> Job:
         """Queue a failed or cancelled import again, to continue from its last committed chunk."""
         info = self.get(name, job_id)
         if info.status not in ("failed", "cancelled"):
@@ -89,7 +90,7 @@ class ImportService:
             JobRepository(session).requeue(job_id)
             job = JobRepository(session).get(job_id)
             assert job is not None
-            return job_info(job)
+            return job
 
 
 def run_import(runtime: Runtime, context: JobContext) -> Outcome:

@@ -61,7 +61,7 @@ class OperationsService:
         runtime = self.runtime
         scrape = ScrapeState(ready=runtime.is_ready())
         with runtime.sessions() as session:
-            scrape.documents = {c.name: n for c, n in CorpusRepository(session).list_with_counts()}
+            scrape.documents = {c.name: c.document_count for c in CorpusRepository(session).all()}
             scrape.jobs = JobRepository(session).count_by_state()
         if not scrape.ready:
             return scrape

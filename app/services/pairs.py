@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from app.db.admin_models import TrainingPair
 from app.db.admin_repository import PairRepository
@@ -29,19 +28,6 @@ class PairInput:
 
 
 @dataclass(frozen=True)
-class PairInfo:
-    """A stored pair."""
-
-    id: int
-    query: str
-    document_id: str | None
-    document: str | None
-    label: float
-    split: str | None
-    created_at: datetime
-
-
-@dataclass(frozen=True)
 class ExportedPair:
     """A pair with its document resolved to text, ready for a training file."""
 
@@ -54,12 +40,6 @@ def is_dev_query(query: str, fraction: float, seed: int) -> bool:
     """Deterministic split by query text, so all pairs of a query land on the same side."""
     digest = hashlib.sha256(f"{seed}\0{query}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < fraction
-
-
-def _info(pair: TrainingPair) -> PairInfo:
-    return PairInfo(
-        pair.id, pair.query, pair.document_id, pair.document, pair.label, pair.split, pair.created_at
-    )
 
 
 class PairService:
@@ -100,12 +80,12 @@ class PairService:
 
     def list_pairs(
         self, name: str, split: str | None, offset: int, limit: int
-    ) -> tuple[list[PairInfo], dict[str, int]]:
+    ) -> tuple[list[TrainingPair], dict[str, int]]:
         """A page of pairs and the corpus's pair counts."""
         with self.runtime.sessions() as session:
             corpus = require_corpus(session, name)
             repository = PairRepository(session, corpus.id)
-            return [_info(p) for p in repository.list(split, offset, limit)], repository.counts()
+            return repository.list(split, offset, limit), repository.counts()
 
     def delete_pair(self, name: str, pair_id: int) -> None:
         """Delete one pair."""

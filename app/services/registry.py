@@ -5,11 +5,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
+from app.services.errors import ConflictError
 from pairank.models import ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,7 @@ def register_model(
                     weights_sha256=spec.weights_sha256,
                     **fields,
                 )
-    except IntegrityError:  # another worker registered it at the same moment
+    except ConflictError:  # another worker registered it at the same moment
         pass
 
 

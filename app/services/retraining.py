@@ -7,6 +7,7 @@ import uuid
 from dataclasses import asdict
 from typing import Any
 
+from app.db.admin_models import Job
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
@@ -15,7 +16,6 @@ from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError
 from app.services.gating import default_gate_metric
 from app.services.jobs import kinds
-from app.services.jobs.queue import JobInfo, job_info
 from app.services.pairs import PairInput, PairService
 from app.services.retrain_job import RetrainParams, job_paths, stage_inputs
 from app.services.runtime import Runtime
@@ -66,7 +66,7 @@ class RetrainService:
         return RetrainParams(corpus=request.corpus, kind=kind, base_model=base, gate_metric=gate_metric,
                              dev_fraction=float(fraction), **passthrough)  # fmt: skip
 
-    def submit(self, request: RetrainRequest) -> JobInfo:
+    def submit(self, request: RetrainRequest) -> Job:
         """Validate, export the pairs, queue the job; ConflictError while a model job is unfinished."""
         params = self._params(request)
         dev_pairs = [
@@ -90,7 +90,7 @@ class RetrainService:
         try:
             with transaction(self.runtime.sessions) as session:
                 job = JobRepository(session).add(job_id, KIND, params.corpus, stored, exclusive=MODEL_SLOT)
-                return job_info(job)
+                return job
         except Exception:
             shutil.rmtree(job_dir, ignore_errors=True)
             raise

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from fastapi import APIRouter, Query
 
 from app.api.deps import ApiKeyServiceDep, JobServiceDep, ModelAdminServiceDep, RetrainServiceDep, RuntimeDep
@@ -50,7 +48,7 @@ def cancel_job(job_id: RecordIdParam, service: JobServiceDep) -> JobOut:
 @router.get("/models", response_model=ModelList)
 def list_models(service: ModelAdminServiceDep) -> ModelList:
     """Registered versions with their training config, dev metrics and which one is active."""
-    return ModelList(models=[ModelOut(**asdict(m)) for m in service.list_models()])
+    return ModelList(models=[ModelOut.model_validate(m) for m in service.list_models()])
 
 
 @router.post("/models/{version:path}/activate", status_code=202, response_model=JobOut, responses=CONFLICT)
@@ -68,8 +66,8 @@ def list_keys(service: ApiKeyServiceDep) -> ApiKeyList:
 @router.post("/keys", status_code=201, response_model=ApiKeyCreated)
 def create_key(body: ApiKeyCreate, service: ApiKeyServiceDep) -> ApiKeyCreated:
     """Create a key; the response is the only place the key itself ever appears."""
-    info, key = service.create(body.scope, body.corpora, body.name)
-    return ApiKeyCreated(**asdict(info), key=key)
+    row, key = service.create(body.scope, body.corpora, body.name)
+    return ApiKeyCreated(**ApiKeyOut.model_validate(row).model_dump(), key=key)
 
 
 @router.delete("/keys/{key_id}", response_model=ApiKeyOut)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
@@ -33,20 +32,20 @@ def create_corpus(body: CorpusCreate, service: CorpusServiceDep, caller: WriteAc
     """Create an empty corpus."""
     require_corpus(caller, body.name)
     index = body.index.model_dump() if body.index is not None else None
-    return CorpusOut(**asdict(service.create_corpus(body.name, body.kind, body.description, index)))
+    return CorpusOut.model_validate(service.create_corpus(body.name, body.kind, body.description, index))
 
 
 @router.get("", response_model=CorpusList)
 def list_corpora(service: CorpusServiceDep, caller: ReadAccess) -> CorpusList:
     """List every corpus (that the key may see) with its document count."""
     corpora = [c for c in service.list_corpora() if caller.allows_corpus(c.name)]
-    return CorpusList(corpora=[CorpusOut(**asdict(c)) for c in corpora])
+    return CorpusList(corpora=[CorpusOut.model_validate(c) for c in corpora])
 
 
 @router.get("/{name}", response_model=CorpusOut, responses=NOT_FOUND, dependencies=[READ])
 def get_corpus(name: CorpusNameParam, service: CorpusServiceDep) -> CorpusOut:
     """One corpus with its document count."""
-    return CorpusOut(**asdict(service.get_corpus(name)))
+    return CorpusOut.model_validate(service.get_corpus(name))
 
 
 @router.get("/{name}/index", response_model=IndexStatus, responses=NOT_FOUND, dependencies=[READ])
@@ -77,7 +76,7 @@ def upsert_documents(name: CorpusNameParam, body: DocumentsUpsert, service: Corp
     """Insert or update documents by id (all or nothing)."""
     # An omitted `metadata` keeps what is stored; an explicit one (null included) replaces it.
     documents = [(d.id, d.text, d.metadata, "metadata" in d.model_fields_set) for d in body.documents]
-    return UpsertOut(**asdict(service.upsert_documents(name, documents)))
+    return UpsertOut.model_validate(service.upsert_documents(name, documents))
 
 
 @router.get("/{name}/documents", response_model=DocumentPage, responses=NOT_FOUND, dependencies=[READ])
@@ -89,7 +88,7 @@ def list_documents(
 ) -> DocumentPage:
     """A page of the corpus's documents in a stable order (keyset paging: pages never shift)."""
     documents, next_cursor = service.list_documents(name, limit, cursor)
-    return DocumentPage(documents=[DocumentOut(**asdict(d)) for d in documents], next_cursor=next_cursor)
+    return DocumentPage(documents=[DocumentOut.model_validate(d) for d in documents], next_cursor=next_cursor)
 
 
 @router.get(
@@ -108,7 +107,7 @@ def export_documents(name: CorpusNameParam, service: CorpusServiceDep) -> Stream
 )
 def get_document(name: CorpusNameParam, doc_id: DocumentIdParam, service: CorpusServiceDep) -> DocumentOut:
     """One document by id."""
-    return DocumentOut(**asdict(service.get_document(name, doc_id)))
+    return DocumentOut.model_validate(service.get_document(name, doc_id))
 
 
 @router.delete("/{name}/documents/{doc_id:path}", status_code=204, responses=NOT_FOUND, dependencies=[WRITE])

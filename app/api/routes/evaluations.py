@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from fastapi import APIRouter, Query
 
 from app.api.deps import CalibrationServiceDep, EvaluationServiceDep
@@ -34,7 +32,7 @@ def create_evaluation(
     """Queue an evaluation of the serving model; poll GET /v1/evaluations/{id} for the result."""
     if body.corpus is not None:
         require_corpus(caller, body.corpus)
-    return EvaluationOut(**asdict(service.submit(body.model_dump(mode="json"))))
+    return EvaluationOut.model_validate(service.submit(body))
 
 
 @router.get("/v1/evaluations", response_model=EvaluationList)
@@ -42,8 +40,11 @@ def list_evaluations(
     service: EvaluationServiceDep, caller: ReadAccess, limit: int = Query(100, ge=1, le=1000)
 ) -> EvaluationList:
     """The newest evaluations (of corpora the key may see), without per-query details."""
-    visible = [e for e in service.list(limit) if e.corpus is None or caller.allows_corpus(e.corpus)]
-    return EvaluationList(evaluations=[EvaluationOut(**asdict(e)) for e in visible])
+    visible = [e for e in service.list(limit) if e.corpus_name is None or caller.allows_corpus(e.corpus_name)]
+    # Listings leave the per-query breakdown out (it can be large); GET one evaluation for it.
+    return EvaluationList(
+        evaluations=[EvaluationOut.model_validate(e).model_copy(update={"per_query": None}) for e in visible]
+    )
 
 
 @router.get("/v1/evaluations/{evaluation_id}", response_model=EvaluationOut, responses=NOT_FOUND)
@@ -52,9 +53,9 @@ def get_evaluation(
 ) -> EvaluationOut:
     """Status, metrics, per-query breakdown, model version and timing of one evaluation."""
     evaluation = service.get(evaluation_id)
-    if evaluation.corpus is not None:
-        require_corpus(caller, evaluation.corpus)
-    return EvaluationOut(**asdict(evaluation))
+    if evaluation.corpus_name is not None:
+        require_corpus(caller, evaluation.corpus_name)
+    return EvaluationOut.model_validate(evaluation)
 
 
 @router.post(
@@ -65,4 +66,4 @@ def calibrate(
 ) -> CalibrationOut:
     """Store the F1-optimal duplicate threshold for this corpus and the active model."""
     pairs = [CalibrationInput(p.text, p.document_id, p.document, p.label) for p in body.pairs]
-    return CalibrationOut(**asdict(service.calibrate(name, pairs)))
+    return CalibrationOut.model_validate(service.calibrate(name, pairs))

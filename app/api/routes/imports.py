@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
@@ -53,13 +51,13 @@ async def start_import(
     with upload.open("wb") as handle:
         async for chunk in request.stream():
             handle.write(chunk)
-    return JobOut(**asdict(await run_in_threadpool(service.submit, name, upload)))
+    return JobOut.model_validate(await run_in_threadpool(service.submit, name, upload))
 
 
 @router.get("/{job_id}", response_model=JobOut, dependencies=[READ])
 def get_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
     """Status and progress: lines validated, documents written (`done` of `total`), counts."""
-    return JobOut(**asdict(service.get(name, job_id)))
+    return JobOut.model_validate(service.get(name, job_id))
 
 
 @router.post(
@@ -67,7 +65,7 @@ def get_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServ
 )
 def cancel_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
     """Stop after the chunk being written (what is written stays; resume continues)."""
-    return JobOut(**asdict(service.cancel(name, job_id)))
+    return JobOut.model_validate(service.cancel(name, job_id))
 
 
 @router.post(
@@ -75,4 +73,4 @@ def cancel_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportS
 )
 def resume_import(name: CorpusNameParam, job_id: RecordIdParam, service: ImportServiceDep) -> JobOut:
     """Continue a failed, cancelled or interrupted import from its last committed chunk."""
-    return JobOut(**asdict(service.resume(name, job_id)))
+    return JobOut.model_validate(service.resume(name, job_id))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Literal
 
 from fastapi import APIRouter, Query, Response
@@ -36,7 +35,7 @@ def list_pairs(
 ) -> PairList:
     """A page of pairs with the corpus's counts."""
     pairs, counts = service.list_pairs(name, split, offset, limit)
-    return PairList(pairs=[PairOut(**asdict(p)) for p in pairs], counts=PairCounts(**counts))
+    return PairList(pairs=[PairOut.model_validate(p) for p in pairs], counts=PairCounts(**counts))
 
 
 @router.post("/split", response_model=PairCounts, dependencies=[WRITE])
