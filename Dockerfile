@@ -38,6 +38,12 @@ RUN python requirements_from_pyproject.py pyproject.toml > /tmp/requirements.txt
     && echo "torch==${TORCH_VERSION}" > /tmp/constraints.txt \
     && pip install --no-cache-dir -r /tmp/requirements.txt -c /tmp/constraints.txt
 
+# CUDA builds: Faiss with GPU kernels (the `gpu` extra; benchmarks/gpu.md says why faiss-cuda and not
+# faiss-gpu-cu12) in place of faiss-cpu; both install the `faiss` module, so the CPU one leaves first.
+RUN if [ "$TORCH_VARIANT" != "cpu" ]; then \
+        pip uninstall -y faiss-cpu && pip install --no-cache-dir "faiss-cuda==1.14.3.post0"; \
+    fi
+
 # pairank itself (a regular, non-editable install; --no-deps: everything it needs is already there).
 # One COPY per package of [tool.setuptools.packages.find]; tests/deploy checks the two lists agree.
 COPY README.md ./

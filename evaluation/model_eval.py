@@ -6,8 +6,8 @@ caller forgets to normalize. Progress bars, batching and devices belong to `enco
 sentence-transformers model: `model.encode(texts, show_progress_bar=True, normalize_embeddings=True)`).
 
 * retrieval: each query is scored against the whole corpus (exact inner product, numpy matmul in chunks
-  of queries) and keeps its `top_k` best documents (plus any tied with the k-th, so the cut never
-  depends on input order).
+  of queries; Faiss brute force on the GPU for large evaluations when a GPU build is present) and keeps
+  its `top_k` best documents (plus any tied with the k-th, so the cut never depends on input order).
 * rerank: each query is scored only against its own judged candidates in the qrels (`top_k` unused);
   candidates with no text in the corpus cannot be scored and are left out of the run.
 """
@@ -22,11 +22,14 @@ import numpy as np
 from evaluation.datasets import BeirDataset, LabeledPair
 from evaluation.metrics import RankingReport, evaluate_ranking
 from evaluation.pairs import best_f1_threshold, correlations, pair_metrics_at
+from indexes.gpu import use_gpu
+from indexes.knn import knn_search
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
 Run = dict[str, dict[str, float]]
 
 _QUERY_CHUNK = 256  # queries scored per matmul: bounds memory at chunk x corpus floats
+_TIE_MARGIN = 32  # extra hits fetched on the GPU so that ties with the k-th are seen (checked below)
 
 
 def encode_unique(encode: Encoder, texts: Sequence[str]) -> tuple[np.ndarray, dict[str, int]]:
@@ -60,15 +63,42 @@ def _retrieval_run(encode: Encoder, dataset: BeirDataset, top_k: int) -> Run:
     query_matrix, query_rows = encode_unique(encode, [dataset.queries[query_id] for query_id in query_ids])
     # Documents sharing a text share a row; expand to one row per document id once.
     corpus_matrix = doc_matrix[[doc_rows[dataset.corpus[doc_id]] for doc_id in doc_ids]]
-    run: Run = {}
-    for start in range(0, len(query_ids), _QUERY_CHUNK):
-        chunk_ids = query_ids[start : start + _QUERY_CHUNK]
-        chunk = query_matrix[[query_rows[dataset.queries[query_id]] for query_id in chunk_ids]]
-        chunk_scores = chunk @ corpus_matrix.T
-        for query_id, scores in zip(chunk_ids, chunk_scores, strict=True):
+    queries = query_matrix[[query_rows[dataset.queries[query_id]] for query_id in query_ids]]
+    fetch = top_k + _TIE_MARGIN
+    if fetch < len(doc_ids) and use_gpu(float(len(queries)) * corpus_matrix.size):
+        hits = _gpu_top_k(queries, corpus_matrix, top_k, fetch)
+    else:
+        hits = _cpu_top_k(queries, corpus_matrix, top_k)
+    return {
+        query_id: {doc_ids[index]: float(score) for index, score in zip(ids, scores, strict=True)}
+        for query_id, (ids, scores) in zip(query_ids, hits, strict=True)
+    }
+
+
+def _cpu_top_k(queries: np.ndarray, corpus: np.ndarray, top_k: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(ids, scores) of each query's top_k documents and their ties, by matmul in chunks of queries."""
+    hits = []
+    for start in range(0, len(queries), _QUERY_CHUNK):
+        for scores in queries[start : start + _QUERY_CHUNK] @ corpus.T:
             keep = _top_k_with_ties(scores, top_k)
-            run[query_id] = {doc_ids[index]: float(scores[index]) for index in keep}
-    return run
+            hits.append((keep, scores[keep]))
+    return hits
+
+
+def _gpu_top_k(
+    queries: np.ndarray, corpus: np.ndarray, top_k: int, fetch: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Like `_cpu_top_k`, from one Faiss search of `fetch` hits; ties reaching past them are rescored."""
+    all_scores, all_ids = knn_search(corpus, queries, fetch)
+    hits = []
+    for query, scores, ids in zip(queries, all_scores, all_ids, strict=True):
+        kth_best = scores[top_k - 1]
+        if scores[-1] >= kth_best:  # the tie with the k-th may continue beyond the fetched hits
+            hits.extend(_cpu_top_k(query[None, :], corpus, top_k))
+            continue
+        keep = scores >= kth_best
+        hits.append((ids[keep], scores[keep]))
+    return hits
 
 
 def _rerank_run(encode: Encoder, dataset: BeirDataset) -> Run:

@@ -26,6 +26,7 @@ class DistInfo:
     rank: int = 0
     world_size: int = 1
     local_rank: int = 0
+    joined: bool = False  # a process group was joined (torchrun), even one of a single rank
 
     @property
     def is_main(self) -> bool:
@@ -34,14 +35,18 @@ class DistInfo:
 
     @property
     def enabled(self) -> bool:
-        """True when more than one process trains together."""
-        return self.world_size > 1
+        """True under torchrun: embeddings are gathered across the group (a no-op copy for one rank)."""
+        return self.joined
 
 
 def init_from_env(device: str = "auto") -> DistInfo:
-    """Join the process group torchrun describes (RANK/WORLD_SIZE/LOCAL_RANK); single process otherwise."""
+    """Join the process group torchrun describes (RANK/WORLD_SIZE/LOCAL_RANK); single process otherwise.
+
+    A torchrun job of one process joins too, so that `--nproc_per_node 1` on a one-GPU machine runs the
+    same NCCL collectives as a multi-GPU job.
+    """
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
-    if world_size <= 1:
+    if world_size <= 1 and "RANK" not in os.environ:
         return DistInfo()
     rank, local_rank = int(os.environ["RANK"]), int(os.environ.get("LOCAL_RANK", "0"))
     use_cuda = torch.cuda.is_available() and device in {"auto", "cuda"}
@@ -49,7 +54,7 @@ def init_from_env(device: str = "auto") -> DistInfo:
         torch.cuda.set_device(local_rank)
     if not dist.is_initialized():
         dist.init_process_group(backend="nccl" if use_cuda else "gloo")
-    return DistInfo(rank=rank, world_size=world_size, local_rank=local_rank)
+    return DistInfo(rank=rank, world_size=world_size, local_rank=local_rank, joined=True)
 
 
 def shutdown() -> None:
@@ -58,8 +63,12 @@ def shutdown() -> None:
         dist.destroy_process_group()
 
 
+def _joined() -> bool:
+    return dist.is_available() and dist.is_initialized()
+
+
 def _world() -> tuple[int, int]:
-    if dist.is_available() and dist.is_initialized():
+    if _joined():
         return dist.get_rank(), dist.get_world_size()
     return 0, 1
 
@@ -93,9 +102,11 @@ class AllGatherWithGrad(torch.autograd.Function):
 
 
 def all_gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
-    """All-gather rows across ranks keeping autograd; the identity without a process group."""
-    _, world = _world()
-    if world == 1:
+    """All-gather rows across ranks keeping autograd; the identity without a process group.
+
+    A group of one rank (torchrun on one GPU) still runs the collectives, so that set-up proves NCCL.
+    """
+    if not _joined():
         return tensor
     result: torch.Tensor = AllGatherWithGrad.apply(tensor)
     return result
@@ -103,8 +114,7 @@ def all_gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
 
 def broadcast_object(value: Any, src: int = 0) -> Any:
     """Send a picklable object from `src` to every rank (batch orders, dev scores)."""
-    _, world = _world()
-    if world == 1:
+    if not _joined():
         return value
     box = [value]
     dist.broadcast_object_list(box, src=src)

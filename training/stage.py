@@ -66,6 +66,8 @@ def train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed
     losses = state.step_losses.setdefault(seed_run, [])
     for epoch in range(1, stage.epochs + 1):
         started = time.perf_counter()
+        if state.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(state.device)
         order = None
         if state.dist.is_main:  # one rank orders (it may encode), all ranks use the same batches
             order = orderer.order(
@@ -108,6 +110,8 @@ def train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed
             "eval_seconds": round(eval_seconds, 3),
             "stage_end": epoch == stage.epochs,
         }
+        if state.device.type == "cuda":  # peak of this epoch: training, ordering and the dev evaluation
+            record["peak_gpu_mib"] = round(torch.cuda.max_memory_allocated(state.device) / 2**20, 1)
         temperature = getattr(ctx.loss_fn, "temperature", None)
         if torch.is_tensor(temperature):  # a trainable temperature: record where it went
             record["temperature"] = float(temperature.detach())

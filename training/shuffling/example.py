@@ -105,7 +105,7 @@ def example_based_order(
     if group_size == 1:
         # s - 1 = 0 neighbours to choose: every group is its example alone (steps 4-8 add e only).
         return shuffled[::-1].astype(np.int64)
-    index = InnerProductIndex(embeddings)
+    index = InnerProductIndex(embeddings, expected_queries=n)
     # e is (one of) its own nearest hit; search one extra so that n real neighbours remain.
     k_search = min(n_neighbors + 1, n)
     for start in range(0, n, _CHUNK):
