@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-workers", action="store_true", help="skip the 1 vs 4 worker memory runs")
     parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent)
     args = parser.parse_args(argv)
-    from pairank.tiny import build_tiny_model
+    sys.path.insert(0, str(REPO))  # the tiny model builder lives with the tests
+    from tests.tiny_model import build_tiny_model
 
     model_dir = args.workdir / "tiny-model"
     if not (model_dir / "modules.json").is_file():

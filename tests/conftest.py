@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
-from pairank.tiny import build_tiny_model
 from tests.process_helpers import Server, ServerFactory, Worker
+from tests.tiny_model import build_tiny_model
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
 

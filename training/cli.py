@@ -38,9 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config", help="YAML config: a path or a name in training/configs/ (e.g. pfcc_snopes)"
     )
-    parser.add_argument(
-        "--output", type=Path, help="run folder (default: <PAIRANK_DATA_DIR or ./data>/runs/<ts>-<name>)"
-    )
+    parser.add_argument("--output", type=Path, help="run folder (default: ./data/runs/<ts>-<name>)")
     parser.add_argument(
         "--set",
         dest="overrides",

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from evaluation.datasets import BeirDataset, LabeledPair, load_pairs, read_texts
+from evaluation.datasets import LabeledPair, load_pairs, read_texts
 from training.config import DataConfig, NegativesConfig
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
@@ -102,29 +102,6 @@ def split_by_query(pairs: PairSet, fraction: float, seed: int) -> tuple[PairSet,
     dev_idx = [i for i, q in enumerate(pairs.firsts) if q in dev_queries]
     train_idx = [i for i, q in enumerate(pairs.firsts) if q not in dev_queries]
     return pairs.subset(train_idx), pairs.subset(dev_idx)
-
-
-def pairs_to_beir(pairs: Sequence[LabeledPair], name: str = "pairs", split: str = "dev") -> BeirDataset:
-    """A ranking set from pairs: each distinct query is judged against the documents it was paired with.
-
-    Used for `retrieval` (rank against every document of the set) and `rerank` (only its own
-    candidates) dev evaluation of exported pair files; raw labels become integer grades.
-    """
-    query_ids: dict[str, str] = {}
-    doc_ids: dict[str, str] = {}
-    qrels: dict[str, dict[str, int]] = {}
-    for pair in pairs:
-        qid = query_ids.setdefault(pair.query, f"q{len(query_ids)}")
-        did = doc_ids.setdefault(pair.document, f"d{len(doc_ids)}")
-        grade = round(pair.label)
-        qrels.setdefault(qid, {})[did] = max(grade, qrels.get(qid, {}).get(did, grade))
-    return BeirDataset(
-        corpus={did: text for text, did in doc_ids.items()},
-        queries={qid: text for text, qid in query_ids.items()},
-        qrels=qrels,
-        name=name,
-        split=split,
-    )
 
 
 def log_rank_positions(start: int, pool_size: int, limit: int | None) -> list[int]:

@@ -14,9 +14,10 @@ from typing import Any, Literal
 import numpy as np
 
 from evaluation.datasets import BeirDataset, LabeledPair, load_beir, load_pairs
+from evaluation.judgements import judge_pairs
 from evaluation.model_eval import evaluate_beir, evaluate_pairs
 from training.config import DevConfig
-from training.data import PairSet, pairs_to_beir
+from training.data import PairSet
 
 try:  # sentence-transformers >= 5.2 moved the evaluators; older releases keep the old path
     from sentence_transformers.sentence_transformer.evaluation import SentenceEvaluator
@@ -61,7 +62,7 @@ class DevEvaluator(SentenceEvaluator):
         if task not in RANKING_TASKS + PAIR_TASKS:
             raise ValueError(f"unknown dev task {task!r}; use one of {RANKING_TASKS + PAIR_TASKS}")
         if task in RANKING_TASKS and not isinstance(data, BeirDataset):
-            data = pairs_to_beir(list(data))
+            data = judge_pairs(list(data))  # the gate's rule: evaluation/judgements.py
         if task in PAIR_TASKS and isinstance(data, BeirDataset):
             raise ValueError(f"dev task {task!r} needs labelled pairs, not a ranking set")
         self.data = data

@@ -19,6 +19,8 @@ from typing import IO, Any
 
 import yaml
 
+from pairank.train_events import EVENT
+
 MANIFEST = "manifest.json"
 MODEL_DIR = "model"
 
@@ -29,9 +31,8 @@ def utc_timestamp() -> str:
 
 
 def default_run_dir(config_name: str, timestamp: str) -> Path:
-    """`<PAIRANK_DATA_DIR or ./data>/runs/<timestamp>-<config name>`."""
-    base = Path(os.environ.get("PAIRANK_DATA_DIR") or "data")
-    return base / "runs" / f"{timestamp}-{config_name}"
+    """`./data/runs/<timestamp>-<config name>`, for a caller that names no folder (the service does)."""
+    return Path("data") / "runs" / f"{timestamp}-{config_name}"
 
 
 def _umask() -> int:
@@ -84,7 +85,7 @@ class EventWriter:
         """Print `{"event": ..., **fields}` and flush, so a parent process sees it at once."""
         if not self.enabled:
             return
-        line = json.dumps({"event": event, **fields}, default=_jsonable, ensure_ascii=False)
+        line = json.dumps({EVENT: event, **fields}, default=_jsonable, ensure_ascii=False)
         self.stream.write(line + "\n")
         self.stream.flush()
         if self.log_path is not None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pairank import train_events
 from pairank.models import ModelSpec, file_sha256, folder_weights_sha256, load_sentence_transformer
 from training.config import TrainConfig
 from training.plots import plot_training_curves
@@ -134,7 +135,7 @@ def finish_run(
     }
     run.write_manifest(manifest)
     state.events.emit(
-        "done",
+        train_events.DONE,
         run_dir=str(run.root),
         model_id=model_id,
         manifest=str(run.manifest_path),

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from pairank import train_events
 from training import distributed as D
 from training.config import StageConfig
 from training.data import PairSet
@@ -85,7 +86,7 @@ def train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed
         def on_step(step: int, loss: float, lr: float, where: dict[str, int] = where) -> None:
             state.done_steps += 1
             if step % max(1, cfg.log_every) == 0 or step == 1:
-                state.emit("step", **where, step=step, loss=round(loss, 6), lr=lr)
+                state.emit(train_events.STEP, **where, step=step, loss=round(loss, 6), lr=lr)
 
         first_step = losses[-1][0] if losses else 0
         desc = f"seed run {seed_run} {stage.name} epoch {epoch}/{stage.epochs}"

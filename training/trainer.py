@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from pairank import train_events
 from pairank.models import ModelSpec, load_sentence_transformer, pick_device, resolve_model
 from training import distributed as D
 from training.config import TrainConfig, resolve_paths
@@ -90,7 +91,7 @@ class RunState:
             record["is_best"] = False
         self.history.append(record)
         keys = ("seed_run", "stage", "epoch", "step", "train_loss", "dev_metric", "is_best")
-        self.emit("epoch_end", **{k: record[k] for k in keys}, metric=self.config.dev.metric)
+        self.emit(train_events.EPOCH_END, **{k: record[k] for k in keys}, metric=self.config.dev.metric)
         if self.run is not None:
             self.run.write_metrics(self.metrics_doc())
 
@@ -183,7 +184,7 @@ def train(
         return _train(config, output, events, dist)
     except BaseException as error:
         if dist.is_main:
-            events.emit("error", message=f"{type(error).__name__}: {error}")
+            events.emit(train_events.ERROR, message=f"{type(error).__name__}: {error}")
         raise
     finally:
         D.shutdown()
@@ -209,7 +210,7 @@ def _train(config: TrainConfig, output: Path | None, events: EventWriter, dist: 
     )
     state.total_steps = config.seeds * per_seed
     state.emit(
-        "start",
+        train_events.START,
         run_dir=str(run.root) if run else None,
         config=config.name,
         base_model=spec.model_id,

@@ -10,6 +10,7 @@ import numpy as np
 
 from app.services.pairs import ExportedPair
 from evaluation.datasets import BeirDataset
+from evaluation.judgements import judge_pairs, pair_task
 from evaluation.metrics import parse_metric
 from evaluation.model_eval import evaluate_beir
 
@@ -31,26 +32,12 @@ def default_gate_metric(kind: str) -> str:
 
 
 def build_gate_dataset(corpus: dict[str, str], dev: Sequence[ExportedPair]) -> GateDataset:
-    """Dev pairs as queries and judgments; documents are the corpus plus any dev text not in it.
+    """Dev pairs judged by evaluation/judgements.py (the trainer's rule) over the corpus's documents.
 
     With labeled negatives the task is re-ranking each query's judged documents (answers to a thread);
     with positives only, each query is ranked against the whole corpus (claim retrieval).
     """
-    id_of_text = {text: doc_id for doc_id, text in corpus.items()}
-    documents = dict(corpus)
-    queries: dict[str, str] = {}
-    query_ids: dict[str, str] = {}
-    qrels: dict[str, dict[str, int]] = {}
-    for pair in dev:
-        query_id = query_ids.setdefault(pair.query, f"dev-q{len(query_ids)}")
-        queries[query_id] = pair.query
-        doc_id = id_of_text.get(pair.document)
-        if doc_id is None:
-            doc_id = id_of_text[pair.document] = f"dev-d{len(id_of_text)}"
-            documents[doc_id] = pair.document
-        qrels.setdefault(query_id, {})[doc_id] = 1 if pair.label > 0 else 0
-    mode: Literal["retrieval", "rerank"] = "rerank" if any(p.label <= 0 for p in dev) else "retrieval"
-    return GateDataset(BeirDataset(corpus=documents, queries=queries, qrels=qrels), mode)
+    return GateDataset(judge_pairs(dev, corpus, name="gate"), pair_task(dev))
 
 
 def gate_metrics(

@@ -18,15 +18,18 @@ import yaml
 from app.db.repository import CorpusRepository, DocumentRepository
 from app.services.activation import activation_job
 from app.services.encoder import Encoder
-from app.services.gating import build_gate_dataset, gate_metrics
+from app.services.gating import GateDataset, build_gate_dataset, gate_metrics
 from app.services.jobs.context import JobContext, Outcome
 from app.services.pairs import ExportedPair
 from app.services.registry import register_model
 from app.services.runtime import Runtime
 from app.services.training_process import TrainingProcess, describe_exit
+from evaluation.judgements import pair_task, write_beir
+from pairank import train_events
 from pairank.models import ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
+DEV_FOLDER = "dev"  # in the job folder: the gate's dev set as a BEIR folder, the trainer's dev set
 
 
 @dataclass(frozen=True)
@@ -61,8 +64,12 @@ def write_pairs(path: Path, pairs: list[ExportedPair]) -> None:
 
 
 def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair]) -> dict[str, Any]:
-    """The `pairank train` YAML config of a job."""
-    has_negatives = any(p.label <= 0 for p in dev)
+    """The `pairank train` YAML config of a job.
+
+    The trainer selects its checkpoint on the gate's own dev set (the corpus's documents judged by the
+    dev pairs, staged by the job as a BEIR folder) and metric, so its best dev metric is the gate's
+    candidate metric (up to the served encoder's precision).
+    """
     return {
         "name": f"retrain-{params.corpus}",
         "base_model": params.base_model,
@@ -70,10 +77,12 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
         "seed": params.seed,
         "data": {"train_pairs": str(job_dir / "train_pairs.jsonl")},
         "dev": {
-            "kind": "pairs",
-            "path": str(job_dir / "dev_pairs.jsonl"),
-            "task": "rerank" if has_negatives else "retrieval",
-            "metric": "MAP" if has_negatives else "MRR",
+            "kind": "beir",
+            "path": str(job_dir / DEV_FOLDER),
+            "split": "dev",
+            "task": pair_task(dev),
+            "metric": params.gate_metric,
+            "with_titles": False,
         },
         "stages": [
             {
@@ -141,6 +150,8 @@ class RetrainRun:
         context = self.context
         dev = read_pairs(self.job_dir / "dev_pairs.jsonl")
         config = yaml.safe_load((self.job_dir / "config.yaml").read_text())
+        gate_set = self._gate_dataset(dev)
+        write_beir(gate_set.dataset, self.job_dir / DEV_FOLDER)  # the trainer's dev set is the gate's
         context.progress("training", train_pairs=context.params.get("train_pairs"), dev_pairs=len(dev))
         self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir, context.cancelled)
         context.on_cancel(self.process.terminate)
@@ -157,17 +168,17 @@ class RetrainRun:
         # The candidate is exported, quantized and quality-gated like any served model before it is scored.
         candidate = self.runtime.load_encoder(spec)
         try:
-            return self._evaluate(spec, candidate, config, dev)
+            return self._evaluate(spec, candidate, config, gate_set)
         finally:
             candidate.close()
 
     def _evaluate(
-        self, spec: ModelSpec, candidate: Encoder, config: dict[str, Any], dev: list[ExportedPair]
+        self, spec: ModelSpec, candidate: Encoder, config: dict[str, Any], gate_set: GateDataset
     ) -> Outcome:
         params = self.params
         self.context.progress("evaluating", encoder=candidate.describe())
         active = self.runtime.state()
-        gate = self._gate(candidate.encode_bulk, active.encoder.encode_bulk, dev)
+        gate = self._gate(candidate.encode_bulk, active.encoder.encode_bulk, gate_set)
         gate["active_model"] = active.model_version
         manifest = json.loads((self.run_dir / "manifest.json").read_text())
         register_model(
@@ -190,13 +201,16 @@ class RetrainRun:
         self.context.progress("done", activation=gate["activation"])
         return Outcome({"model_version": spec.version, "gate": gate}, follow_ups)
 
-    def _gate(self, candidate_encode: Any, active_encode: Any, dev: list[ExportedPair]) -> dict[str, Any]:
+    def _gate_dataset(self, dev: list[ExportedPair]) -> GateDataset:
+        """The dev pairs judged over the corpus's documents as they are when training starts."""
         with self.runtime.sessions() as session:
             corpus = CorpusRepository(session).get(self.params.corpus)
             if corpus is None:
                 raise RuntimeError(f"corpus {self.params.corpus!r} was deleted during the job")
             documents = {d: t for batch in DocumentRepository(session, corpus).iter_texts() for d, t in batch}
-        dataset = build_gate_dataset(documents, dev)
+        return build_gate_dataset(documents, dev)
+
+    def _gate(self, candidate_encode: Any, active_encode: Any, dataset: GateDataset) -> dict[str, Any]:
         metric = self.params.gate_metric
         new = gate_metrics(candidate_encode, dataset, metric)
         old = gate_metrics(active_encode, dataset, metric)
@@ -213,10 +227,9 @@ class RetrainRun:
     def _on_training_event(self, event: dict[str, Any]) -> None:
         # Step events arrive often; the database gets at most two progress writes a second.
         now = time.monotonic()
-        if event.get("event") == "step" and now - self._last_progress_write < 0.5:
+        if event.get(train_events.EVENT) == train_events.STEP and now - self._last_progress_write < 0.5:
             return
         self._last_progress_write = now
-        keys = ("event", "stage", "epoch", "step", "total_steps", "progress", "loss", "dev_metric", "metric")
-        fields = {k: event[k] for k in keys if k in event and k != "stage"}
+        fields = {k: event[k] for k in train_events.PROGRESS_KEYS if k in event}
         tail = "\n".join(self.process.stderr_tail) if self.process is not None else None
         self.context.update(progress={"stage": "training", **fields}, log_tail=tail)

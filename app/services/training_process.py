@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pairank import train_events
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -64,7 +66,7 @@ class TrainingProcess:
             except ValueError:
                 continue  # not an event: stray library output
             if isinstance(event, dict):
-                if event.get("event") == "error":
+                if event.get(train_events.EVENT) == train_events.ERROR:
                     self.last_error_event = str(event.get("message"))
                 on_event(event)
         code = self.process.wait()

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 
 from app.services.registry import register_model
 from pairank.models import resolve_model
-from pairank.tiny import build_tiny_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
+from tests.tiny_model import build_tiny_model
 
 KEY = {"X-API-Key": "s3cret"}
 PARAPHRASES = [

@@ -16,7 +16,6 @@ from training.data import (
     add_titles,
     batch_slices,
     log_rank_positions,
-    pairs_to_beir,
     sample_negatives,
     scale_labels,
     split_by_query,
@@ -76,10 +75,7 @@ def test_sample_negatives_takes_log_spaced_ranks_and_balances() -> None:
         sample_negatives(pairs, corpus_cfg, encode)
 
 
-def test_pairs_to_beir_and_batch_slices() -> None:
-    beir = pairs_to_beir([LabeledPair("q", "a", 1), LabeledPair("q", "b", 0), LabeledPair("r", "a", 1)])
-    assert len(beir.queries) == 2 and len(beir.corpus) == 2
-    assert sorted(beir.qrels["q0"].values()) == [0, 1]
+def test_batch_slices() -> None:
     order = np.array([4, 2, 0, 1, 3])
     assert [b.tolist() for b in batch_slices(order, 2)] == [[4, 2], [0, 1], [3]]
 
