@@ -6,11 +6,13 @@ import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from app.config import Settings
 from tests.process_helpers import Server, ServerFactory, Worker
 from tests.tiny_model import build_tiny_model
 
@@ -107,3 +109,27 @@ def start_worker(service_env: dict[str, str], tmp_path: Path) -> Iterator[Callab
     for worker in started:
         if worker.process.poll() is None:
             worker.kill()
+
+
+@pytest.fixture
+def make_settings(
+    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path
+) -> Callable[..., Settings]:
+    """Settings on the test database and the tiny model; keyword arguments override fields."""
+
+    def factory(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "data_dir": tmp_path / "data",
+            "database_url": database_url,
+            "model": str(tiny_model_dir),
+            "model_cache_dir": export_cache_dir,
+            # Several runtimes share one database in some tests; each keeps its own model unless asked.
+            "sync_seconds": 0,
+            # Most tests exercise the API itself; tests/api/test_security.py runs with keys required.
+            "auth": "disabled",
+            "rate_limit": 0,
+        }
+        values.update(overrides)
+        return Settings(**values)
+
+    return factory

@@ -67,7 +67,7 @@ def run_activation(runtime: Runtime, context: JobContext) -> Outcome:
         context.progress("indexing", version=version, corpus=corpus, done=done, total=total)
         context.check_cancel()
 
-    state = runtime.build_state(spec, on_corpus=indexed)
+    state = runtime.serving.build_state(spec, on_corpus=indexed)
     context.check_cancel()
     context.progress("swapping", version=version)
     runtime.swap(state)  # writes the registry's active version: every other process follows it

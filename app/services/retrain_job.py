@@ -166,7 +166,7 @@ class RetrainRun:
         context.progress("exporting_model")
         spec = resolve_model(str(self.run_dir))
         # The candidate is exported, quantized and quality-gated like any served model before it is scored.
-        candidate = self.runtime.load_encoder(spec)
+        candidate = self.runtime.serving.load_encoder(spec)
         try:
             return self._evaluate(spec, candidate, config, gate_set)
         finally:

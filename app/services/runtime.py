@@ -19,11 +19,9 @@ from threadpoolctl import threadpool_limits
 from app.config import Settings
 from app.db.engine import make_engine, make_session_factory
 from app.services.database_follower import DatabaseFollower
-from app.services.encoder import Encoder
 from app.services.registry import active_model_spec
 from app.services.serving import Serving, ServingState
 from pairank.locks import SharedExclusiveLock
-from pairank.models import ModelSpec
 
 __all__ = ["Runtime", "ServingState"]
 
@@ -73,19 +71,6 @@ class Runtime:
     def wait_ready(self, timeout: float | None = None) -> bool:
         """Block until ready or the timeout passes; returns readiness."""
         return self.serving.wait_ready(timeout)
-
-    def load_encoder(self, spec: ModelSpec) -> Encoder:
-        """Load a model with the service's backend, device and batching settings."""
-        return self.serving.load_encoder(spec)
-
-    def build_state(
-        self,
-        spec: ModelSpec,
-        encoder: Encoder | None = None,
-        on_corpus: Callable[[int, int, str], None] | None = None,
-    ) -> ServingState:
-        """Open every corpus index for a model; nothing is served yet."""
-        return self.serving.build_state(spec, encoder, on_corpus)
 
     def swap(self, new_state: ServingState, *, activate: bool = True) -> None:
         """Make a fully built state the serving one (see `Serving.swap`)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,30 +14,6 @@ from app.main import create_app
 from app.services.runtime import Runtime
 
 ClientFactory = Callable[..., TestClient]
-
-
-@pytest.fixture
-def make_settings(
-    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path
-) -> Callable[..., Settings]:
-    """Settings on the test database and the tiny model; keyword arguments override fields."""
-
-    def factory(**overrides: Any) -> Settings:
-        values: dict[str, Any] = {
-            "data_dir": tmp_path / "data",
-            "database_url": database_url,
-            "model": str(tiny_model_dir),
-            "model_cache_dir": export_cache_dir,
-            # Several runtimes share one database in some tests; each keeps its own model unless asked.
-            "sync_seconds": 0,
-            # Most tests exercise the API itself; tests/api/test_security.py runs with keys required.
-            "auth": "disabled",
-            "rate_limit": 0,
-        }
-        values.update(overrides)
-        return Settings(**values)
-
-    return factory
 
 
 @pytest.fixture

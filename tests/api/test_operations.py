@@ -112,10 +112,10 @@ def test_ready_names_the_database_when_it_is_unreachable(
 def test_ready_while_loading_names_the_model(make_client: ClientFactory) -> None:
     client = make_client()
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
-    runtime._ready.clear()  # as it is before the model has loaded
+    runtime.serving._ready.clear()  # as it is before the model has loaded
     try:
         response = client.get("/ready")
         assert response.status_code == 503 and response.json()["failing"] == ["model"]
         assert response.json()["status"] == "loading"
     finally:
-        runtime._ready.set()
+        runtime.serving._ready.set()

@@ -160,7 +160,7 @@ def test_a_follower_switches_models_without_writing_the_registry(
     runtime = runtime_of(leader)
     spec = resolve_model(str(other))
     register_model(runtime.sessions, spec, str(other), "configured")
-    runtime.swap(runtime.build_state(spec))
+    runtime.swap(runtime.serving.build_state(spec))
     with runtime.sessions() as session:
         active = ModelRepository(session).active()
         assert active is not None

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_engine, make_session_factory
-from app.db.migrate import upgrade_to_head
 from app.services.api_keys import ApiKeyService, new_key_text
 from app.services.errors import InvalidInputError, NotFoundError
-
-
-@pytest.fixture
-def sessions(database_url: str) -> Iterator[sessionmaker[Session]]:
-    """A session factory on a migrated, empty database."""
-    upgrade_to_head(database_url)
-    engine = make_engine(database_url)
-    yield make_session_factory(engine)
-    engine.dispose()
 
 
 def test_only_a_salted_hash_is_stored(sessions: sessionmaker[Session]) -> None:

@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.engine import make_engine, make_session_factory, transaction
+from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
-from app.db.migrate import upgrade_to_head
 from app.db.models import utcnow
 from app.services.errors import ConflictError
 from app.services.jobs.queue import JobService
 from app.services.jobs.worker import fail_expired
-
-
-@pytest.fixture
-def sessions(database_url: str) -> Iterator[sessionmaker[Session]]:
-    """A session factory on a migrated, empty database."""
-    upgrade_to_head(database_url)
-    engine = make_engine(database_url)
-    yield make_session_factory(engine)
-    engine.dispose()
 
 
 def enqueue(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,23 +23,14 @@ RuntimeFactory = Callable[..., Runtime]
 
 
 @pytest.fixture
-def make_runtime(
-    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path
-) -> Iterator[RuntimeFactory]:
+def make_runtime(make_settings: Callable[..., Settings]) -> Iterator[RuntimeFactory]:
     """Runtimes on one migrated database and data dir, with no background threads (tests drive them)."""
-    upgrade_to_head(database_url)
     opened: list[Runtime] = []
 
     def factory(**overrides: Any) -> Runtime:
-        values: dict[str, Any] = {
-            "data_dir": tmp_path / "data",
-            "database_url": database_url,
-            "model": str(tiny_model_dir),
-            "model_cache_dir": export_cache_dir,
-            "sync_seconds": 0,
-            "embedded_worker": False,
-        }
-        runtime = Runtime(Settings(**(values | overrides)))
+        settings = make_settings(embedded_worker=False, **overrides)
+        upgrade_to_head(settings.resolved_database_url)
+        runtime = Runtime(settings)
         opened.append(runtime)
         return runtime
 
@@ -52,7 +42,7 @@ def make_runtime(
 def serve(runtime: Runtime) -> None:
     """What the loader thread does, in the test's thread: serve the registry's active model."""
     spec = active_model_spec(runtime.sessions, runtime.settings.model)
-    runtime.serving.start(runtime.build_state(spec))
+    runtime.serving.start(runtime.serving.build_state(spec))
 
 
 def ranked_ids(runtime: Runtime, corpus: str, query: str) -> list[str]:
@@ -81,7 +71,7 @@ def test_a_swap_catches_up_with_writes_made_while_the_new_state_was_built(
     serve(runtime)
     CorpusService(runtime).create_corpus("claims", "claim", None)
     add_claims(runtime, CLAIMS[:1])
-    new_state = runtime.build_state(resolve_model(runtime.settings.model))  # sees c1 only
+    new_state = runtime.serving.build_state(resolve_model(runtime.settings.model))  # sees c1 only
     add_claims(runtime, CLAIMS[1:])  # written to the serving state and the database meanwhile
     runtime.swap(new_state, activate=False)
     assert runtime.state() is new_state
@@ -103,7 +93,7 @@ def test_the_follower_applies_writes_and_activations_without_writing_the_registr
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=11)
     spec = resolve_model(str(other))
     register_model(leader.sessions, spec, str(other), "configured")
-    leader.swap(leader.build_state(spec))
+    leader.swap(leader.serving.build_state(spec))
     with leader.sessions() as session:
         active = ModelRepository(session).active()
         assert active is not None and active.version == spec.version
