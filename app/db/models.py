@@ -47,6 +47,8 @@ class Corpus(Base):
     duplicate_threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
     threshold_model: Mapped[str | None] = mapped_column(String(300), nullable=True)
     calibration: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # How the corpus ranks best with one model: {"model", "mode", "alpha", "fusion", "metric", ...}.
+    ranking_calibration: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # Highest change-log sequence number of this corpus: workers compare it with their indexes' marks.
     change_seq: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0, server_default="0")
     # The search structure requested at creation (indexes.spec.IndexSpec); null means automatic.

@@ -79,6 +79,13 @@ class CorpusOut(BaseModel):
     )
 
 
+class LexicalStatus(BaseModel):
+    """The corpus's BM25 index in this worker."""
+
+    documents: int
+    high_water_mark: int = Field(description="Last change-log sequence number applied.")
+
+
 class IndexStatus(BaseModel):
     """GET /v1/corpora/{name}/index: this worker's index of the corpus for the serving model."""
 
@@ -95,6 +102,7 @@ class IndexStatus(BaseModel):
     corpus_change_seq: int = Field(description="Last change-log sequence number of the corpus.")
     changes_since_checkpoint: int
     recall_at_10: float | None = Field(description="Measured at the last checkpoint (ANN only; 1.0 exact).")
+    lexical: LexicalStatus = Field(description="The BM25 index kept beside the vectors.")
 
 
 class CorpusList(BaseModel):

@@ -49,7 +49,30 @@ def filter_conditions(value: dict[str, Any] | None) -> dict[str, Any] | None:
     return {k: {"in": list(v.in_)} if isinstance(v, InFilter) else v for k, v in value.items()}
 
 
-class CorpusRankRequest(RequestModel):
+RankingModeName = Literal["dense", "lexical", "hybrid"]
+
+
+class RankingOptions(RequestModel):
+    """How a corpus is ranked (README, "Hybrid ranking"); unset fields take the corpus's calibration."""
+
+    mode: RankingModeName | None = Field(
+        None,
+        description="`dense` (the bi-encoder), `lexical` (BM25) or `hybrid` (both, fused). Default: the "
+        "corpus's calibrated mode for the serving model, else `dense`.",
+    )
+    alpha: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="`hybrid` with linear fusion: the lexical side's weight after min-max normalising each "
+        "side per query (0: dense only, 1: lexical only). Default: calibrated, else 0.2.",
+    )
+    fusion: Literal["linear", "rrf"] | None = Field(
+        None, description="`hybrid`: normalised linear mix (`linear`) or reciprocal-rank fusion (`rrf`)."
+    )
+
+
+class CorpusRankRequest(RankingOptions):
     """POST /v1/corpora/{name}/rank body."""
 
     query: NonBlankText
@@ -77,6 +100,12 @@ class RankedOut(BaseModel):
     metadata: dict[str, Any] | None = Field(
         None, description="With `include_metadata` only.", exclude_if=lambda value: value is None
     )
+    dense_score: float | None = Field(
+        None, description="`lexical`/`hybrid`: the cosine.", exclude_if=lambda value: value is None
+    )
+    lexical_score: float | None = Field(
+        None, description="`lexical`/`hybrid`: the BM25 score.", exclude_if=lambda value: value is None
+    )
 
 
 class RankResponse(BaseModel):
@@ -93,7 +122,7 @@ class DuplicateText(RequestModel):
     text: NonBlankText
 
 
-class DuplicatesRequest(RequestModel):
+class DuplicatesRequest(RankingOptions):
     """POST /v1/corpora/{name}/duplicates body: exactly one of text, texts or ids."""
 
     model_config = ConfigDict(json_schema_extra=exactly_one_of(("text",), ("texts",), ("ids",)))

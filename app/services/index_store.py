@@ -24,7 +24,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.repository import ChangeLog, CorpusRepository, DocumentRepository
 from app.services.errors import NotFoundError
+from app.services.lexical_store import lexical_operations, open_lexical, save_lexical
 from indexes.checkpoint import checkpoint, rebase
+from indexes.lexical import LexicalIndex
 from indexes.snapshot import ModelIdentity, delete_corpus_snapshots, load_snapshot, snapshot_dir
 from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex
@@ -42,6 +44,7 @@ class CorpusIndex:
     corpus_id: int
     name: str
     index: VectorIndex
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)  # BM25 over the same documents
     lock: threading.RLock = field(default_factory=threading.RLock)
     changes_since_checkpoint: int = 0
     last_checkpoint: datetime | None = None
@@ -134,12 +137,14 @@ class IndexStore:
             opened = CorpusIndex(corpus_id, name, index, structure=snapshot.base.structure)
             opened.recall_at_10 = snapshot.manifest.get("recall_at_10")
             opened.last_checkpoint = datetime.fromisoformat(snapshot.manifest["created_at"])
+            opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
             with opened.lock:
                 replayed = self._catch_up_locked(opened)
             log.info("index %s: snapshot at %d mapped, %d changes replayed (%.2f s)", name, snapshot.hwm,
                      replayed, time.monotonic() - started)  # fmt: skip
             return opened
         opened = CorpusIndex(corpus_id, name, self._build(corpus_id, name, spec, mark))
+        opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
         with opened.lock:
             self._catch_up_locked(opened)
         self.checkpoint(opened)  # so that the next start maps instead of re-encoding
@@ -171,19 +176,25 @@ class IndexStore:
     def _catch_up_locked(self, opened: CorpusIndex, known: KnownVectors | None = None) -> int:
         applied = 0
         while True:
+            # The lexical index may be behind the vectors (saved earlier, or new): read from the lower mark.
+            vector_mark, lexical_mark = opened.index.hwm, opened.lexical.hwm
             with self.sessions() as session:
                 corpus = CorpusRepository(session).get_by_id(opened.corpus_id)
                 if corpus is None:
                     return applied
-                entries = ChangeLog(session, corpus).since(opened.index.hwm, _LOG_PAGE)
+                entries = ChangeLog(session, corpus).since(min(vector_mark, lexical_mark), _LOG_PAGE)
                 if not entries:
                     return applied
-                final = {entry.document_id: entry for entry in entries}  # the last change per document
-                texts = DocumentRepository(session, corpus).by_ids(
-                    [d for d, e in final.items() if e.op == "upsert" and not _known(known, e)]
-                )
+                # The last change per document, for each index past its own mark.
+                final = {e.document_id: e for e in entries if e.seq > vector_mark}
+                final_lexical = {e.document_id: e for e in entries if e.seq > lexical_mark}
+                wanted = {d for d, e in final.items() if e.op == "upsert" and not _known(known, e)}
+                wanted.update(d for d, e in final_lexical.items() if e.op == "upsert")
+                texts = DocumentRepository(session, corpus).by_ids(sorted(wanted))
             upserts, deletes = self._operations(opened.name, final, texts, known or {})
             opened.index.apply(upserts, deletes, hwm=int(entries[-1].seq))
+            lexical_upserts, lexical_deletes = lexical_operations(final_lexical, texts)
+            opened.lexical.apply(lexical_upserts, lexical_deletes, hwm=int(entries[-1].seq))
             applied += len(entries)
             opened.changes_since_checkpoint += len(entries)
             if len(entries) < _LOG_PAGE:
@@ -250,6 +261,7 @@ class IndexStore:
             opened.last_checkpoint_seconds = round(result.seconds, 3)
             opened.recall_at_10 = result.snapshot.manifest.get("recall_at_10")
             opened.structure = result.snapshot.base.structure
+            save_lexical(self.root, opened.corpus_id, opened.lexical)
         log.info("index %s: checkpoint at %d (%d rows, %.2f s)", opened.name, result.snapshot.hwm,
                  result.rows, result.seconds)  # fmt: skip
         return True
@@ -287,6 +299,7 @@ class IndexStore:
             "corpus_change_seq": corpus_mark,
             "changes_since_checkpoint": opened.changes_since_checkpoint,
             "recall_at_10": opened.recall_at_10,
+            "lexical": {"documents": len(opened.lexical), "high_water_mark": opened.lexical.hwm},
         }
 
     def present_vectors(self, opened: CorpusIndex, doc_ids: Sequence[int]) -> tuple[list[int], np.ndarray]:

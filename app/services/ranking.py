@@ -12,9 +12,11 @@ from app.db.repository import DocumentRepository, found_documents
 from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError, NotFoundError
 from app.services.filtered_search import filtered_search, matching_ids, top_k
+from app.services.hybrid import CANDIDATES, RankingMode, RankingRequest, rerank, resolve_mode, search_corpus
 from app.services.index_store import CorpusIndex
 from app.services.limits import check_count, check_text, check_texts
 from app.services.runtime import Runtime
+from indexes.fusion import FusedHit
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,8 @@ class RankedItem:
     score: float
     rank: int
     metadata: dict[str, Any] | None = None
+    dense_score: float | None = None  # lexical and hybrid modes: the two components of `score`
+    lexical_score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,45 @@ class RankingService:
             for rank, ((external_id, text, meta), score) in enumerate(kept, start=1)
         ]
 
+    def _resolve_fused(
+        self, opened: CorpusIndex, hits: Sequence[FusedHit], metadata: bool
+    ) -> list[RankedItem]:
+        parts = {hit.doc_id: hit for hit in hits}
+        with self.runtime.sessions() as session:
+            found = found_documents(session, opened.corpus_id, list(parts), metadata)
+        kept = [parts[d] for d in parts if d in found]
+        return [
+            RankedItem(*found[h.doc_id][:2], h.score, rank, found[h.doc_id][2], h.dense, h.lexical)
+            for rank, h in enumerate(kept, start=1)
+        ]
+
+    def _mode(self, corpus_name: str, requested: RankingRequest | None, model: str) -> RankingMode:
+        with self.runtime.sessions() as session:
+            calibrated = require_corpus(session, corpus_name).ranking_calibration
+        return resolve_mode(requested, calibrated, model)
+
+    def _fused_search(
+        self,
+        opened: CorpusIndex,
+        query: str,
+        vector: np.ndarray,
+        k: int,
+        how: RankingMode,
+        conditions: dict[str, Any] | None,
+    ) -> list[FusedHit]:
+        """Lexical or hybrid search of the whole corpus (or of the documents a filter admits)."""
+        state, sessions = self.runtime.state(), self.runtime.sessions
+        pool = max(k, CANDIDATES)
+        allowed: set[int] | None = None
+        if conditions:
+            dense_hits = filtered_search(state.indexes, opened, sessions, vector[None, :], pool, conditions)[
+                0
+            ]
+            allowed = set(matching_ids(sessions, opened.corpus_id, conditions))
+        else:
+            dense_hits = opened.index.combined.search(vector, pool) if how.mode == "hybrid" else []
+        return search_corpus(state.indexes, opened, query, vector, k, how, dense_hits, allowed)
+
     def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
         with self.runtime.sessions() as session:
             corpus = require_corpus(session, corpus_name)
@@ -99,6 +142,7 @@ class RankingService:
         candidates: Sequence[str] | None,
         conditions: dict[str, Any] | None = None,
         include_metadata: bool = False,
+        requested: RankingRequest | None = None,
     ) -> Ranking:
         """Search the whole corpus, or rank only the given candidates; optionally only matching ones."""
         check_text(self.settings, "query", query)
@@ -106,7 +150,18 @@ class RankingService:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
         state = self.runtime.state()
         opened = state.indexes.get(corpus_name)
+        how = self._mode(corpus_name, requested, state.model_version)
         query_vector = state.encoder.encode([query])
+        if how.mode != "dense":
+            if candidates is None:
+                fused = self._fused_search(opened, query, query_vector[0], k, how, conditions)
+            else:
+                ids = self._database_ids(corpus_name, "candidates", list(dict.fromkeys(candidates)))
+                if conditions:
+                    allowed = set(matching_ids(self.runtime.sessions, opened.corpus_id, conditions))
+                    ids = [d for d in ids if d in allowed]
+                fused = rerank(state.indexes, opened, query, query_vector[0], ids, k, how)
+            return Ranking(self._resolve_fused(opened, fused, include_metadata), state.model_version)
         if candidates is None and not conditions:
             hits = opened.index.combined.search(query_vector[0], k)
         elif candidates is None:
@@ -142,8 +197,13 @@ class RankingService:
         k: int,
         conditions: dict[str, Any] | None = None,
         include_metadata: bool = False,
+        requested: RankingRequest | None = None,
     ) -> DuplicateReport:
-        """Corpus documents with cosine >= threshold for each (optional id, text); never an input's own id."""
+        """Corpus documents with cosine >= threshold for each (optional id, text); never an input's own id.
+
+        In lexical and hybrid modes the candidates come from that ranking, in its order, and the
+        threshold still applies to the cosine (it is calibrated on cosines).
+        """
         check_count("texts", inputs, self.settings.max_texts_per_request, "texts")
         for position, (_, text) in enumerate(inputs):
             check_text(self.settings, f"texts[{position}]", text)
@@ -151,6 +211,18 @@ class RankingService:
         used, source = self._duplicate_threshold(corpus_name, threshold, state.model_version)
         opened = state.indexes.get(corpus_name)
         vectors = state.encoder.encode([text for _, text in inputs])
+        how = self._mode(corpus_name, requested, state.model_version)
+        if how.mode != "dense":
+            results = []
+            for (own_id, text), vector in zip(inputs, vectors, strict=True):
+                fused = self._fused_search(opened, text, vector, k + 1, how, conditions)
+                resolved = self._resolve_fused(
+                    opened, [h for h in fused if h.dense >= used], include_metadata
+                )
+                kept = [item for item in resolved if item.id != own_id][:k]
+                matches = [replace(item, rank=rank) for rank, item in enumerate(kept, start=1)]
+                results.append(DuplicateMatches(text, own_id, matches))
+            return DuplicateReport(results, used, source, state.model_version)
         # One extra hit per query so that excluding the input's own document still leaves k.
         if conditions:
             sessions = self.runtime.sessions

@@ -15,19 +15,25 @@ from app.schemas.ranking import (
     DuplicatesResponse,
     DuplicateText,
     RankedOut,
+    RankingOptions,
     RankResponse,
     SimilarityRequest,
     SimilarityResponse,
     TextRankRequest,
     filter_conditions,
 )
+from app.services.hybrid import RankingRequest
 from app.services.ranking import RankedItem, Ranking
 
 router = APIRouter(tags=["ranking"], responses=error_responses(*COMMON_ERRORS, 429))
 
 
 def _items(items: list[RankedItem]) -> list[RankedOut]:
-    return [RankedOut(id=i.id, text=i.text, score=i.score, rank=i.rank, metadata=i.metadata) for i in items]
+    return [RankedOut.model_validate(item, from_attributes=True) for item in items]
+
+
+def _how(body: RankingOptions) -> RankingRequest:
+    return RankingRequest(body.mode, body.alpha, body.fusion)
 
 
 def _response(ranking: Ranking) -> RankResponse:
@@ -39,7 +45,7 @@ def rank_corpus(name: CorpusNameParam, body: CorpusRankRequest, service: Ranking
     """Rank the corpus (or only the given candidates) for a query."""
     conditions = filter_conditions(body.filter)
     ranking = service.rank_corpus(
-        name, body.query, body.k, body.candidates, conditions, body.include_metadata
+        name, body.query, body.k, body.candidates, conditions, body.include_metadata, _how(body)
     )
     return _response(ranking)
 
@@ -67,7 +73,9 @@ def find_duplicates(
     else:
         inputs = [(t.id, t.text) if isinstance(t, DuplicateText) else (None, t) for t in body.texts or []]
     conditions = filter_conditions(body.filter)
-    report = service.find_duplicates(name, inputs, body.threshold, body.k, conditions, body.include_metadata)
+    report = service.find_duplicates(
+        name, inputs, body.threshold, body.k, conditions, body.include_metadata, _how(body)
+    )
     results = [DuplicateResult(text=r.text, id=r.id, duplicates=_items(r.duplicates)) for r in report.results]
     return DuplicatesResponse(
         results=results,

@@ -1,0 +1,121 @@
+"""Lexical and hybrid ranking of one corpus: BM25 and dense candidates fused (README, "Hybrid ranking").
+
+Each side contributes its own top `max(k, 100)`; the union is scored on both sides (the dense cosine
+from the stored vectors, BM25 from the lexical index) and fused by `indexes.fusion`. Nothing scans the
+whole corpus. `dense` mode never comes here (the plain vector search is the dense ranking).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from app.services.index_store import CorpusIndex, IndexStore
+from indexes.fusion import FusedHit, fuse_linear, fuse_rrf
+
+MODES = ("dense", "lexical", "hybrid")
+FUSIONS = ("linear", "rrf")
+# The lexical weight when nothing is calibrated: 0.8 dense + 0.2 BM25 was the best mix measured on
+# PFCC-S dev claims (benchmarks/hybrid.md); `dense` stays the mode until a calibration says otherwise.
+DEFAULT_ALPHA = 0.2
+CANDIDATES = 100  # each side's share of the candidates: its top max(k, CANDIDATES)
+_FILTERED_POOL = 10  # a filter keeps fewer lexical hits: look this many times deeper before filtering
+
+
+@dataclass(frozen=True)
+class RankingMode:
+    """How to rank: `mode`, and for `hybrid` the lexical weight `alpha` (0: dense only) and the fusion."""
+
+    mode: str = "dense"
+    alpha: float = 0.0
+    fusion: str = "linear"
+
+
+@dataclass(frozen=True)
+class RankingRequest:
+    """What a request asked for; None: the corpus's calibration for the serving model, else the default."""
+
+    mode: str | None = None
+    alpha: float | None = None
+    fusion: str | None = None
+
+
+def resolve_mode(
+    requested: RankingRequest | None, calibrated: dict[str, Any] | None, model: str
+) -> RankingMode:
+    """The request's choices, then the corpus's calibration (only if made with `model`), then defaults."""
+    asked = requested or RankingRequest()
+    saved = calibrated if calibrated and calibrated.get("model") == model else {}
+    return RankingMode(
+        mode=asked.mode or str(saved.get("mode") or "dense"),
+        alpha=float(asked.alpha if asked.alpha is not None else saved.get("alpha", DEFAULT_ALPHA)),
+        fusion=asked.fusion or str(saved.get("fusion") or "linear"),
+    )
+
+
+def _complete(
+    indexes: IndexStore,
+    opened: CorpusIndex,
+    query: str,
+    vector: np.ndarray,
+    candidates: Sequence[int],
+    dense: dict[int, float],
+    lexical: dict[int, float],
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Both scores of every candidate; a candidate deleted meanwhile (no vector) is left out."""
+    missing = [doc_id for doc_id in candidates if doc_id not in dense]
+    if missing:
+        present, vectors = indexes.present_vectors(opened, missing)
+        dense.update(zip(present, (np.asarray(vectors) @ vector).tolist(), strict=True))
+    dense = {doc_id: dense[doc_id] for doc_id in candidates if doc_id in dense}
+    lexical.update(opened.lexical.scores(query, [d for d in dense if d not in lexical]))
+    return dense, lexical
+
+
+def _fuse(dense: dict[int, float], lexical: dict[int, float], how: RankingMode, k: int) -> list[FusedHit]:
+    if how.mode == "lexical":  # BM25 as the score; the dense cosine only breaks ties
+        order = sorted(dense, key=lambda d: (-lexical.get(d, 0.0), -dense[d], d))[:k]
+        return [FusedHit(d, lexical.get(d, 0.0), dense[d], lexical.get(d, 0.0)) for d in order]
+    if how.fusion == "rrf":
+        return fuse_rrf(dense, lexical, k)
+    return fuse_linear(dense, lexical, how.alpha, k)
+
+
+def search_corpus(
+    indexes: IndexStore,
+    opened: CorpusIndex,
+    query: str,
+    vector: np.ndarray,
+    k: int,
+    how: RankingMode,
+    dense_hits: Sequence[tuple[int, float]],
+    allowed: Collection[int] | None = None,
+) -> list[FusedHit]:
+    """The k best documents for a query: `dense_hits` are the vector search's top max(k, CANDIDATES)
+    (already filtered), `allowed` the ids a filter admits (None: every document)."""
+    pool = max(k, CANDIDATES)
+    lexical_hits = opened.lexical.search(query, pool if allowed is None else pool * _FILTERED_POOL)
+    if allowed is not None:
+        lexical_hits = [(d, s) for d, s in lexical_hits if d in allowed][:pool]
+    dense = dict(dense_hits) if how.mode == "hybrid" else {}
+    lexical = dict(lexical_hits)
+    candidates = list(dict.fromkeys([*dense, *lexical]))
+    dense, lexical = _complete(indexes, opened, query, vector, candidates, dense, lexical)
+    return _fuse(dense, lexical, how, k)
+
+
+def rerank(
+    indexes: IndexStore,
+    opened: CorpusIndex,
+    query: str,
+    vector: np.ndarray,
+    candidates: Sequence[int],
+    k: int,
+    how: RankingMode,
+) -> list[FusedHit]:
+    """The k best of the given candidates (a thread's answers), scored on both sides."""
+    dense, lexical = _complete(indexes, opened, query, vector, candidates, {}, {})
+    return _fuse(dense, lexical, how, k)

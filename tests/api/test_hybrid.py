@@ -1,0 +1,101 @@
+"""Lexical and hybrid ranking over HTTP: validation, fusion, and a BM25 index that follows every write."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from indexes.lexical import LexicalIndex
+from tests.api.conftest import CLAIMS, ClientFactory, add_claims
+
+
+def rank(client: TestClient, **body: object) -> list[dict]:
+    """The results of a corpus rank call (asserting a 200)."""
+    response = client.post("/v1/corpora/claims/rank", json={"k": 5, **body})
+    assert response.status_code == 200, response.text
+    return list(response.json()["results"])
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"mode": "sparse"}, "mode"),
+        ({"alpha": 1.5}, "alpha"),
+        ({"alpha": -0.1}, "alpha"),
+        ({"fusion": "max"}, "fusion"),
+    ],
+)
+def test_unknown_modes_and_weights_are_422_naming_the_field(
+    make_client: ClientFactory, body: dict, field: str
+) -> None:
+    client = make_client()
+    add_claims(client)
+    response = client.post("/v1/corpora/claims/rank", json={"query": "shark", **body})
+    assert response.status_code == 422, response.text
+    assert field in response.text
+    duplicates = client.post("/v1/corpora/claims/duplicates", json={"text": "shark", **body})
+    assert duplicates.status_code == 422 and field in duplicates.text
+
+
+def test_lexical_mode_is_bm25_over_the_corpus(make_client: ClientFactory) -> None:
+    client = make_client()
+    add_claims(client)
+    expected = LexicalIndex()
+    expected.apply([(int(doc_id[1:]), text) for doc_id, text in CLAIMS])
+    results = rank(client, query="a shark on the flooded highway", mode="lexical")
+    assert [r["id"] for r in results] == [
+        f"c{d}" for d, _ in expected.search("a shark on the flooded highway", 5)
+    ]
+    assert results[0]["id"] == "c5" and results[0]["score"] == pytest.approx(results[0]["lexical_score"])
+    assert all("dense_score" in r for r in results)
+
+
+def test_alpha_moves_hybrid_from_the_dense_order_to_the_lexical_one(make_client: ClientFactory) -> None:
+    client = make_client()
+    add_claims(client)
+    query = "vaccines in the studio"  # shares words with c3 and c1 only
+    dense = rank(client, query=query, mode="dense")
+    only_dense = rank(client, query=query, mode="hybrid", alpha=0.0)
+    assert [r["id"] for r in only_dense] == [r["id"] for r in dense]
+    cosine = {r["id"]: r["score"] for r in dense}
+    assert all(r["dense_score"] == pytest.approx(cosine[r["id"]], abs=1e-5) for r in only_dense)
+    only_lexical = rank(client, query=query, mode="hybrid", alpha=1.0)
+    matched = [r["id"] for r in only_lexical if r["lexical_score"] > 0]
+    assert set(matched) == {"c1", "c3"} and [r["id"] for r in only_lexical][:2] == matched
+    fused = rank(client, query=query, mode="hybrid", alpha=0.5, fusion="rrf")
+    assert {r["id"] for r in fused} == {r["id"] for r in dense}
+
+
+def test_the_lexical_index_follows_writes_deletes_and_restarts(make_client: ClientFactory) -> None:
+    client = make_client(checkpoint_changes=1, checkpoint_seconds=0.1)
+    add_claims(client)
+    documents = client.post(
+        "/v1/corpora/claims/documents",
+        json={"documents": [{"id": "z", "text": "A zebra crossed the highway."}]},
+    )
+    assert documents.status_code == 200
+    assert [r["id"] for r in rank(client, query="zebra", mode="lexical")] == ["z"]
+    client.post("/v1/corpora/claims/documents", json={"documents": [{"id": "z", "text": "A horse crossed."}]})
+    assert rank(client, query="zebra", mode="lexical") == []
+    assert [r["id"] for r in rank(client, query="horse", mode="lexical")] == ["z"]
+    assert client.delete("/v1/corpora/claims/documents/c5").status_code == 204
+    assert rank(client, query="shark", mode="lexical") == []
+    client.app.state.runtime.close()  # type: ignore[attr-defined]  # checkpoints what changed
+    again = make_client()
+    assert [r["id"] for r in rank(again, query="horse", mode="lexical")] == ["z"]
+    assert rank(again, query="shark", mode="lexical") == []
+    status = again.get("/v1/corpora/claims/index").json()
+    assert (
+        status["lexical"]["documents"] == 5
+        and status["lexical"]["high_water_mark"] == status["high_water_mark"]
+    )
+
+
+def test_hybrid_duplicates_keep_the_cosine_threshold(make_client: ClientFactory) -> None:
+    client = make_client()
+    add_claims(client)
+    body = {"text": CLAIMS[4][1], "mode": "hybrid", "alpha": 0.5, "threshold": 0.99}
+    response = client.post("/v1/corpora/claims/duplicates", json=body)
+    assert response.status_code == 200, response.text
+    duplicates = response.json()["results"][0]["duplicates"]
+    assert [d["id"] for d in duplicates] == ["c5"] and duplicates[0]["dense_score"] >= 0.99
