@@ -15,6 +15,7 @@ from app.services.jobs.queue import JobService
 from app.services.model_admin import ModelAdminService
 from app.services.pairs import PairService
 from app.services.ranking import RankingService
+from app.services.ranking_calibration import RankingCalibrationService
 from app.services.retraining import RetrainService
 from app.services.runtime import Runtime
 
@@ -43,6 +44,11 @@ def get_evaluation_service(request: Request) -> EvaluationService:
 def get_calibration_service(request: Request) -> CalibrationService:
     """Calibration use cases on this app's runtime."""
     return CalibrationService(get_runtime(request))
+
+
+def get_ranking_calibration_service(request: Request) -> RankingCalibrationService:
+    """Ranking calibration on this app's runtime."""
+    return RankingCalibrationService(get_runtime(request))
 
 
 def get_pair_service(request: Request) -> PairService:
@@ -81,6 +87,7 @@ RankingServiceDep = Annotated[RankingService, Depends(get_ranking_service)]
 EvaluationServiceDep = Annotated[EvaluationService, Depends(get_evaluation_service)]
 CalibrationServiceDep = Annotated[CalibrationService, Depends(get_calibration_service)]
 PairServiceDep = Annotated[PairService, Depends(get_pair_service)]
+RankingCalibrationServiceDep = Annotated[RankingCalibrationService, Depends(get_ranking_calibration_service)]
 RetrainServiceDep = Annotated[RetrainService, Depends(get_retrain_service)]
 ModelAdminServiceDep = Annotated[ModelAdminService, Depends(get_model_admin_service)]
 ImportServiceDep = Annotated[ImportService, Depends(get_import_service)]

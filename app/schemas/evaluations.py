@@ -152,3 +152,33 @@ class CalibrationOut(BaseModel):
     accuracy: float
     pair_count: int
     model: str
+
+
+class RankingCalibrationRequest(RequestModel):
+    """POST /v1/corpora/{name}/calibrate-ranking body (all optional)."""
+
+    metric: str | None = Field(
+        None,
+        description="Metric to maximise; default: the corpus kind's gate metric (MRR for claims, else MAP).",
+    )
+    folds: int = Field(
+        5, ge=2, le=20, description="Grouped cross-validation folds (fewer if there are fewer groups)."
+    )
+
+
+class RankingCalibrationOut(BaseModel):
+    """The chosen ranking setting, now the corpus's default for rank and duplicates with this model."""
+
+    model: str
+    mode: str
+    alpha: float
+    fusion: str
+    metric: str
+    value: float = Field(description="The metric of the chosen setting over all the corpus's pair queries.")
+    cv_mean: float = Field(description="Held-out metric of the setting chosen on the other folds, averaged.")
+    cv_std: float
+    chosen_per_fold: list[str]
+    settings: dict[str, float] = Field(description="Every setting tried and its metric over all queries.")
+    queries: int
+    task: str
+    calibrated_at: str

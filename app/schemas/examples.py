@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from app.schemas.admin import PairsCreate, RetrainRequest, SplitRequest
 from app.schemas.corpora import CorpusCreate, DocumentsUpsert
-from app.schemas.evaluations import CalibrationRequest, EvaluationCreate
+from app.schemas.evaluations import CalibrationRequest, EvaluationCreate, RankingCalibrationRequest
 from app.schemas.keys import ApiKeyCreate
 from app.schemas.ranking import CorpusRankRequest, DuplicatesRequest, SimilarityRequest, TextRankRequest
 
@@ -46,6 +46,7 @@ REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
             {"text": "Vaccines contain microchips.", "document_id": "c3", "label": 0},
         ]
     },
+    RankingCalibrationRequest: {"metric": "MRR", "folds": 2},
     PairsCreate: {
         "pairs": [
             {"query": _CLAIM, "document_id": "c1", "label": 1},

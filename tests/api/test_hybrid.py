@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from app.db.engine import transaction
+from app.db.repository import CorpusRepository
 from indexes.lexical import LexicalIndex
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 
@@ -99,3 +101,47 @@ def test_hybrid_duplicates_keep_the_cosine_threshold(make_client: ClientFactory)
     assert response.status_code == 200, response.text
     duplicates = response.json()["results"][0]["duplicates"]
     assert [d["id"] for d in duplicates] == ["c5"] and duplicates[0]["dense_score"] >= 0.99
+
+
+def test_ranking_calibration_chooses_on_stored_pairs_and_becomes_the_default(
+    make_client: ClientFactory,
+) -> None:
+    client = make_client()
+    add_claims(client)
+    empty = client.post("/v1/corpora/claims/calibrate-ranking", json={})
+    assert empty.status_code == 422 and "pairs" in empty.text
+    pairs = [
+        {"query": query, "document_id": doc_id, "label": 1}
+        for doc_id, query in [
+            ("c1", "was the moon landing staged"),
+            ("c2", "does bleach cure coronavirus"),
+            ("c3", "do vaccines cause autism"),
+            ("c4", "is the earth flat"),
+            ("c5", "shark photographed on a flooded highway"),
+        ]
+    ]
+    assert client.post("/v1/corpora/claims/pairs", json={"pairs": pairs}).status_code == 201
+    for body, field in (({"folds": 1}, "folds"), ({"metric": "Precision@x"}, "metric")):
+        response = client.post("/v1/corpora/claims/calibrate-ranking", json=body)
+        assert response.status_code == 422 and field in response.text
+    response = client.post("/v1/corpora/claims/calibrate-ranking", json={"folds": 3})
+    assert response.status_code == 200, response.text
+    calibration = response.json()
+    assert (
+        calibration["metric"] == "MRR" and calibration["task"] == "retrieval" and calibration["queries"] == 5
+    )
+    assert calibration["value"] == max(calibration["settings"].values())
+    assert len(calibration["chosen_per_fold"]) == 3 and 0 <= calibration["cv_mean"] <= 1
+    # Queries that share their claim's words: BM25 ranks each claim first, so the best setting is perfect.
+    assert calibration["settings"]["lexical"] == 1.0 and calibration["value"] == 1.0
+    default = rank(client, query="is the earth flat")  # no mode: the calibrated one
+    assert ("lexical_score" in default[0]) == (calibration["mode"] != "dense")
+
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    for model, expect_lexical in ((calibration["model"], True), ("another-model@0", False)):
+        with transaction(runtime.sessions) as session:
+            corpus = CorpusRepository(session).get("claims")
+            assert corpus is not None
+            corpus.ranking_calibration = {**calibration, "model": model, "mode": "lexical"}
+        # A calibration holds only for the model it was made with.
+        assert ("lexical_score" in rank(client, query="is the earth flat")[0]) == expect_lexical

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import CalibrationServiceDep, EvaluationServiceDep
+from app.api.deps import CalibrationServiceDep, EvaluationServiceDep, RankingCalibrationServiceDep
 from app.api.params import CorpusNameParam, RecordIdParam
 from app.api.security import WRITE, ReadAccess, WriteAccess, require_corpus
 from app.schemas.errors import COMMON_ERRORS, NOT_FOUND, error_responses
@@ -14,6 +14,8 @@ from app.schemas.evaluations import (
     EvaluationCreate,
     EvaluationList,
     EvaluationOut,
+    RankingCalibrationOut,
+    RankingCalibrationRequest,
 )
 from app.services.calibration import CalibrationInput
 
@@ -67,3 +69,16 @@ def calibrate(
     """Store the F1-optimal duplicate threshold for this corpus and the active model."""
     pairs = [CalibrationInput(p.text, p.document_id, p.document, p.label) for p in body.pairs]
     return CalibrationOut.model_validate(service.calibrate(name, pairs))
+
+
+@router.post(
+    "/v1/corpora/{name}/calibrate-ranking",
+    response_model=RankingCalibrationOut,
+    responses=NOT_FOUND,
+    dependencies=[WRITE],
+)
+def calibrate_ranking(
+    name: CorpusNameParam, body: RankingCalibrationRequest, service: RankingCalibrationServiceDep
+) -> RankingCalibrationOut:
+    """Choose dense, lexical or hybrid ranking (alpha, fusion) on the corpus's stored pairs and store it."""
+    return RankingCalibrationOut.model_validate(service.calibrate(name, body.metric, body.folds))
