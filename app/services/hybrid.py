@@ -18,8 +18,9 @@ from indexes.fusion import FusedHit, fuse_linear, fuse_rrf
 
 MODES = ("dense", "lexical", "hybrid")
 FUSIONS = ("linear", "rrf")
-# The lexical weight when nothing is calibrated: 0.8 dense + 0.2 BM25 was the best mix measured on
-# PFCC-S dev claims (benchmarks/hybrid.md); `dense` stays the mode until a calibration says otherwise.
+# The lexical weight of a `hybrid` request that names none and has no calibration: between the best
+# mixes measured on claims (PFCC-S, 0.1) and questions (CQA-B, 0.3) in benchmarks/hybrid.md. The
+# default mode stays `dense` until a calibration says otherwise.
 DEFAULT_ALPHA = 0.2
 CANDIDATES = 100  # each side's share of the candidates: its top max(k, CANDIDATES)
 _FILTERED_POOL = 10  # a filter keeps fewer lexical hits: look this many times deeper before filtering
