@@ -114,6 +114,18 @@ def _evaluate_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--threshold", type=float, help="pairs f1: score at this threshold instead of the F1-optimal one"
     )
+    parser.add_argument(
+        "--ranking",
+        choices=("dense", "lexical", "hybrid"),
+        default="dense",
+        help="retrieval/rerank: the bi-encoder (default), BM25, or both fused (README, Hybrid ranking)",
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=0.2, help="hybrid: the lexical weight, 0-1 (default 0.2)"
+    )
+    parser.add_argument(
+        "--fusion", choices=("linear", "rrf"), default="linear", help="hybrid: default linear"
+    )
     return parser
 
 
@@ -126,6 +138,7 @@ def evaluate(argv: list[str]) -> int:
     """`pairank evaluate --data DIR --split dev ...`: evaluate a model on a dataset folder."""
     args = _evaluate_parser().parse_args(argv)
     from evaluation.datasets import infer_task
+    from evaluation.hybrid_eval import RankingSetting
     from evaluation.runner import evaluate_folder, format_table, make_encoder
 
     if not args.data.is_dir():
@@ -133,6 +146,9 @@ def evaluate(argv: list[str]) -> int:
         return 2
     if args.batch_size < 1 or args.top_k < 1:
         print("pairank evaluate: --batch-size and --top-k must be positive", file=sys.stderr)
+        return 2
+    if not 0 <= args.alpha <= 1:
+        print("pairank evaluate: --alpha must be in [0, 1]", file=sys.stderr)
         return 2
     try:
         # Decide the task before loading the model, so that a bad folder fails in milliseconds.
@@ -155,6 +171,7 @@ def evaluate(argv: list[str]) -> int:
             top_k=args.top_k,
             pair_task=args.pair_task,
             threshold=args.threshold,
+            ranking=RankingSetting(args.ranking, args.alpha, args.fusion),
         )
     except (OSError, ValueError) as error:
         print(f"pairank evaluate: {error}", file=sys.stderr)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -20,7 +21,8 @@ from evaluation.datasets import (
     load_pairs,
     pairs_path,
 )
-from evaluation.metrics import DEFAULT_CUTOFFS
+from evaluation.hybrid_eval import RankingSetting, candidate_scores, fused_run
+from evaluation.metrics import DEFAULT_CUTOFFS, evaluate_ranking
 from evaluation.model_eval import Encoder, evaluate_beir, evaluate_pairs
 
 TASKS = ("retrieval", "rerank", "pairs")
@@ -80,6 +82,7 @@ def evaluate_folder(
     pair_task: str | None = None,
     threshold: float | None = None,
     cutoffs: Sequence[int] = DEFAULT_CUTOFFS,
+    ranking: RankingSetting | None = None,
 ) -> dict[str, Any]:
     """Evaluate one split of a dataset folder; returns a JSON-ready report (task decided when None)."""
     folder = Path(folder)
@@ -106,22 +109,21 @@ def evaluate_folder(
     else:
         level = relevance_level if relevance_level is not None else default_relevance_level(folder)
         dataset = load_beir(folder, split)
-        ranking = evaluate_beir(
-            encode,
-            dataset,
-            cast(Literal["retrieval", "rerank"], chosen_task),
-            level,
-            top_k=top_k,
-            cutoffs=cutoffs,
-        )
+        mode = cast(Literal["retrieval", "rerank"], chosen_task)
+        if ranking is not None and ranking.mode != "dense":  # BM25 alone or fused with the bi-encoder
+            run = fused_run(candidate_scores(encode, dataset, mode, pool=max(top_k, 100)), ranking, top_k)
+            ranked = evaluate_ranking(dataset.qrels, run, relevance_level=level, cutoffs=cutoffs)
+            report.update(ranking=asdict(ranking))
+        else:
+            ranked = evaluate_beir(encode, dataset, mode, level, top_k=top_k, cutoffs=cutoffs)
         report.update(
             relevance_level=level,
             top_k=top_k if chosen_task == "retrieval" else None,
             num_queries=len(dataset.queries),
             num_judgments=sum(len(judgments) for judgments in dataset.qrels.values()),
             corpus_size=len(dataset.corpus),
-            metrics=ranking.means,
-            per_query=ranking.per_query,
+            metrics=ranked.means,
+            per_query=ranked.per_query,
         )
     report["seconds"] = round(time.perf_counter() - started, 3)
     return report

@@ -36,6 +36,27 @@ class NegativesConfig:
 
 
 @dataclass
+class HardNegativesConfig:
+    """Mining settings of a stage (`hard_negatives:` in a stage of the YAML config)."""
+
+    count: int = 1  # extra document columns per pair
+    start: int = 0  # skip this many of the best-ranked non-positives
+    window: int = 20  # draw from the next `window` candidates
+    near_duplicate_cutoff: float = 0.95  # cosine to a positive at or above which a candidate is skipped
+    remine: str = "epoch"  # "epoch": mine again with the current model every epoch; "once": first epoch only
+    corpus: str | None = None  # a BEIR corpus.jsonl whose documents join the pool
+
+    def validate(self, where: str) -> None:
+        """Reject values that would fail mid-training."""
+        if self.count < 1 or self.window < self.count or self.start < 0:
+            raise ValueError(f"{where}: need count >= 1, window >= count and start >= 0")
+        if not 0 < self.near_duplicate_cutoff <= 1:
+            raise ValueError(f"{where}.near_duplicate_cutoff must be in (0, 1]")
+        if self.remine not in {"epoch", "once"}:
+            raise ValueError(f"{where}.remine must be epoch|once")
+
+
+@dataclass
 class DataConfig:
     """Training pairs (`{"query", "document", "label"}` JSONL) and how their labels are read."""
 
@@ -84,6 +105,7 @@ class StageConfig:
     shuffle: str = "example"
     shuffle_params: dict[str, Any] = field(default_factory=dict)
     init: str = "best"  # start from the best checkpoint so far ("best") or the previous stage's last ("last")
+    hard_negatives: HardNegativesConfig | None = None  # mined extra document columns (BSC only)
 
 
 @dataclass
@@ -119,7 +141,12 @@ def _build(cls: type[T], raw: Any, where: str) -> T:
     unknown = sorted(set(raw) - set(fields))
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(fields)}")
-    nested = {"data": DataConfig, "dev": DevConfig, "negatives": NegativesConfig}
+    nested = {
+        "data": DataConfig,
+        "dev": DevConfig,
+        "negatives": NegativesConfig,
+        "hard_negatives": HardNegativesConfig,
+    }
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():
         if key in nested and value is not None:
@@ -159,6 +186,13 @@ def validate(config: TrainConfig) -> None:
             raise ConfigError(f"stages.{i}.warmup_ratio must be in [0, 1)")
         if stage.init not in {"best", "last"}:
             raise ConfigError(f"stages.{i}.init must be best|last")
+        if stage.hard_negatives is not None:
+            if stage.loss != "bsc":
+                raise ConfigError(f"stages.{i}.hard_negatives: only the bsc loss takes hard-negative columns")
+            try:
+                stage.hard_negatives.validate(f"stages.{i}.hard_negatives")
+            except ValueError as error:
+                raise ConfigError(str(error)) from error
 
 
 def config_to_dict(config: TrainConfig) -> dict[str, Any]:

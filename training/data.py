@@ -28,6 +28,7 @@ class PairSet:
     seconds: list[str]
     labels: np.ndarray
     raw_labels: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    negatives: list[list[str]] | None = None  # mined hard negatives per pair (training/hard_negatives.py)
 
     def __len__(self) -> int:
         return len(self.firsts)
@@ -51,6 +52,7 @@ class PairSet:
             [self.seconds[i] for i in idx],
             self.labels[idx],
             self.raw_labels[idx] if len(self.raw_labels) else self.raw_labels,
+            [self.negatives[i] for i in idx] if self.negatives is not None else None,
         )
 
     def as_labeled_pairs(self, raw: bool = True) -> list[LabeledPair]:

@@ -153,6 +153,10 @@ def _train_step(ctx: StepContext, pairs: PairSet, batch: np.ndarray) -> float:
         move_features(tokenize(ctx.model, firsts), ctx.device),
         move_features(tokenize(ctx.model, seconds), ctx.device),
     ]
+    if pairs.negatives is not None:  # hard negatives: extra document columns of the BSC loss
+        for column in range(len(pairs.negatives[int(batch[0])])):
+            texts = [pairs.negatives[i][column] for i in batch]
+            features.append(move_features(tokenize(ctx.model, texts), ctx.device))
     labels = torch.as_tensor(pairs.labels[batch], dtype=torch.float32, device=ctx.device)
     with ctx.amp.autocast(ctx.device):
         loss = ctx.loss_fn(features, labels)

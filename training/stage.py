@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
+from evaluation.datasets import read_texts
 from pairank import train_events
 from training import distributed as D
 from training.config import StageConfig
 from training.data import PairSet
 from training.evaluators import model_encoder
+from training.hard_negatives import mine_hard_negatives
 from training.loop import StepContext, resolve_amp, train_epoch
 from training.losses import build_loss
 from training.optim import AdamW, build_scheduler, param_groups
@@ -65,7 +69,19 @@ def train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed
     orderer = build_batch_order(stage.shuffle, **stage.shuffle_params)
     encode = model_encoder(model, cfg.dev.encode_batch_size)
     losses = state.step_losses.setdefault(seed_run, [])
+    hard = stage.hard_negatives
+    extra_pool = list(read_texts(Path(hard.corpus), with_title=True).values()) if hard and hard.corpus else []
     for epoch in range(1, stage.epochs + 1):
+        mining_started = time.perf_counter()
+        if hard is not None and (hard.remine == "epoch" or epoch == 1):
+            # Rank 0 mines with the model as it is now; every rank trains on the same negatives.
+            mined = (
+                mine_hard_negatives(pairs, encode, hard, seed + epoch, extra_pool)
+                if state.dist.is_main
+                else None
+            )
+            pairs = replace(pairs, negatives=D.broadcast_object(mined))
+        mining_seconds = time.perf_counter() - mining_started
         started = time.perf_counter()
         if state.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(state.device)
@@ -108,6 +124,7 @@ def train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed
             "dev": metrics,
             "train_seconds": round(stats.seconds, 3),
             "shuffle_seconds": round(shuffle_seconds, 3),
+            "mining_seconds": round(mining_seconds, 3),
             "eval_seconds": round(eval_seconds, 3),
             "stage_end": epoch == stage.epochs,
         }

@@ -146,3 +146,22 @@ def test_evaluate_rejects_a_bad_folder_before_loading_a_model(
     (tmp_path / "empty").mkdir()
     assert evaluate(["--data", str(tmp_path / "empty"), "--model", str(tmp_path / "no-model")]) == 2
     assert "no qrels" in capsys.readouterr().err
+
+
+def test_evaluate_with_lexical_and_hybrid_ranking(tiny_model: Path, tmp_path: Path) -> None:
+    data = retrieval_dataset(tmp_path / "pfcc")
+    reports = {}
+    for ranking in ("lexical", "hybrid"):
+        output = tmp_path / f"{ranking}.json"
+        args = ["--data", str(data), "--model", str(tiny_model), "--output", str(output)]
+        args += ["--cache-dir", str(tmp_path / "models"), "--ranking", ranking, "--alpha", "0.5"]
+        assert evaluate(args) == 0
+        reports[ranking] = json.loads(output.read_text())
+    assert reports["lexical"]["ranking"] == {"mode": "lexical", "alpha": 0.5, "fusion": "linear"}
+    assert reports["hybrid"]["ranking"]["mode"] == "hybrid" and set(reports["hybrid"]["per_query"]) == {
+        "q1",
+        "q2",
+        "q3",
+    }
+    bad = ["--data", str(data), "--model", str(tiny_model), "--ranking", "hybrid", "--alpha", "1.5"]
+    assert evaluate(bad) == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,20 @@ def test_failed_run_leaves_no_manifest(
         train(tiny_config(tiny_setup), output=tmp_path / "run", events=EventWriter(stream=stream))
     assert not (tmp_path / "run" / "manifest.json").exists()
     assert json.loads(stream.getvalue().splitlines()[-1])["event"] == "error"
+
+
+def test_a_bsc_run_with_hard_negatives_mines_each_epoch(tiny_setup: dict[str, Path], tmp_path: Path) -> None:
+    stage = {
+        "loss": "bsc",
+        "epochs": 2,
+        "lr": 3e-3,
+        "batch_size": 8,
+        "shuffle": "none",
+        "loss_params": {"temperature": 0.1},
+        "hard_negatives": {"count": 2, "window": 6},
+    }
+    manifest, events = run(tiny_setup, tmp_path / "hard", stages=[stage])
+    history = json.loads((tmp_path / "hard" / "metrics.json").read_text())["history"]
+    trained = [h for h in history if h["stage"] >= 0]
+    assert len(trained) == 2 and all(h["mining_seconds"] > 0 for h in trained)
+    assert all(math.isfinite(h["train_loss"]) for h in trained) and manifest["best_epoch"] >= 1
