@@ -10,6 +10,7 @@ to stderr, so a parent process (the service) can parse stdout line by line.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import sys
@@ -22,6 +23,7 @@ import yaml
 
 from training.config import (
     ConfigError,
+    CVConfig,
     apply_overrides,
     config_from_dict,
     config_to_dict,
@@ -56,6 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dev-task", choices=sorted(_METRIC_FOR_TASK), help="how the dev set is scored")
     parser.add_argument("--dev-metric", help="selection metric (e.g. MRR, MAP, HasPositive@1, f1, spearman)")
     parser.add_argument("--epochs", type=int, help="epochs of every stage")
+    parser.add_argument(
+        "--cv",
+        type=int,
+        metavar="K",
+        help="choose settings (the config's cv.grid) and epochs by grouped K-fold cross-validation over "
+        "train + dev pairs, then train the final model on all of them (cv.json, final/)",
+    )
     parser.add_argument("--device", help="auto, cpu, cuda or cuda:N")
     parser.add_argument("--no-progress-bar", action="store_true", help="no tqdm bars on stderr")
     parser.add_argument(
@@ -166,12 +175,23 @@ def train(argv: list[str]) -> int:
     if not config.data.train_pairs:
         print("pairank train: no training pairs (set data.train_pairs or --train-pairs)", file=sys.stderr)
         return 2
-    from training.run_folder import EventWriter
+    from training.run_folder import EventWriter, default_run_dir, utc_timestamp
     from training.trainer import train as run_training
 
+    if args.cv is not None:
+        if args.cv < 2:
+            print("pairank train: --cv needs at least 2 folds", file=sys.stderr)
+            return 2
+        config.cv = dataclasses.replace(config.cv or CVConfig(), folds=args.cv)
     try:
         with events_only_stdout() as stream:
-            run_training(config, output=args.output, events=EventWriter(stream=stream))
+            if config.cv is not None:
+                from training.cross_validation import run_cv
+
+                output = args.output or default_run_dir(f"{config.name}-cv", utc_timestamp())
+                run_cv(config, config.cv, output, EventWriter(stream=stream))
+            else:
+                run_training(config, output=args.output, events=EventWriter(stream=stream))
     except KeyboardInterrupt:
         print("pairank train: interrupted", file=sys.stderr)
         return 130

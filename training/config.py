@@ -57,6 +57,15 @@ class HardNegativesConfig:
 
 
 @dataclass
+class CVConfig:
+    """The `cv:` section: folds, seeds per fold, and a grid of overrides (`--set` paths -> values)."""
+
+    folds: int = 5
+    seeds: int = 1
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+
+
+@dataclass
 class DataConfig:
     """Training pairs (`{"query", "document", "label"}` JSONL) and how their labels are read."""
 
@@ -127,6 +136,7 @@ class TrainConfig:
     data: DataConfig = field(default_factory=DataConfig)
     dev: DevConfig = field(default_factory=DevConfig)
     stages: list[StageConfig] = field(default_factory=lambda: [StageConfig()])
+    cv: CVConfig | None = None  # `pairank train --cv K` or this section: cross-validated selection
 
 
 class ConfigError(ValueError):
@@ -146,6 +156,7 @@ def _build(cls: type[T], raw: Any, where: str) -> T:
         "dev": DevConfig,
         "negatives": NegativesConfig,
         "hard_negatives": HardNegativesConfig,
+        "cv": CVConfig,
     }
     kwargs: dict[str, Any] = {}
     for key, value in raw.items():

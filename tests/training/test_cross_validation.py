@@ -1,0 +1,75 @@
+"""`pairank train --cv K`: grouped folds over train + dev pairs, a choice by the mean, a final model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.training.trainer_helpers import build_setup
+from training.config import CVConfig, config_from_dict
+from training.cross_validation import labelled_pairs, run_cv
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return build_setup(tmp_path_factory.mktemp("cv"))
+
+
+def config(setup: dict[str, Path]) -> dict:
+    return {
+        "name": "tiny",
+        "base_model": str(setup["model"]),
+        "max_seq_length": 24,
+        "progress_bar": False,
+        "data": {"train_pairs": str(setup["train"])},
+        "dev": {"kind": "pairs", "path": str(setup["dev"]), "task": "retrieval", "metric": "MRR"},
+        "stages": [
+            {
+                "loss": "bsc",
+                "epochs": 2,
+                "lr": 3e-3,
+                "batch_size": 8,
+                "shuffle": "none",
+                "loss_params": {"temperature": 0.1},
+            }
+        ],  # fmt: skip
+    }
+
+
+def test_cross_validation_chooses_a_point_and_epochs_and_trains_on_everything(
+    setup: dict[str, Path], tmp_path: Path
+) -> None:
+    torch.set_num_threads(1)
+    train_config = config_from_dict(config(setup))
+    pairs, corpus = labelled_pairs(train_config)
+    assert corpus is None and len(pairs) == 48 + 12  # train + dev pairs
+    cv = CVConfig(folds=2, seeds=1, grid={"stages.0.lr": [3e-3, 1e-4]})
+    summary = run_cv(train_config, cv, tmp_path / "cv")
+    written = json.loads((tmp_path / "cv" / "cv.json").read_text())
+    assert written["chosen"] == summary["chosen"] and len(summary["runs"]) == 2 * 2
+    for runs in summary["table"].values():
+        assert sorted(map(int, runs)) == [0, 1, 2]  # epoch 0: the base model on the same folds
+    chosen = summary["chosen"]
+    best = max(v["mean"] for runs in summary["table"].values() for e, v in runs.items() if int(e) > 0)
+    assert chosen["mean"] == best and chosen["epochs"] in (1, 2)
+    assert summary["zero_shot"]["mean"] == summary["table"][json.dumps({"stages.0.lr": 1e-4})][0]["mean"]
+    assert (tmp_path / "cv" / "final" / "manifest.json").is_file()
+    final = (tmp_path / "cv" / "final_config.yaml").read_text()
+    assert f"epochs: {chosen['epochs']}" in final and "kind: none" in final
+
+
+def test_cli_rejects_one_fold(setup: dict[str, Path], tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config(setup)))
+    result = subprocess.run(
+        [sys.executable, "-m", "pairank.cli", "train", "--config", str(path), "--cv", "1"],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2 and "at least 2 folds" in result.stderr

@@ -1,0 +1,150 @@
+"""`pairank train --cv K`: choose settings and epoch count by grouped K-fold cross-validation, then train
+the final model on every labelled pair.
+
+All labelled pairs (the training pairs plus the dev set's) are judged by the one rule
+(evaluation/judgements.py) and split into K folds whose query groups never straddle two folds (queries
+sharing a relevant document stay together, evaluation/selection.py). For every grid point and seed,
+each fold is held out once: the model trains on the other folds and is scored every epoch on the
+held-out queries, ranked against the dev corpus when the dev set is a BEIR folder (as dev scoring does)
+or against the pairs' own documents. Epoch 0 is the base model on the same folds: the zero-shot row.
+The chosen point and epoch count maximise the mean over folds and seeds; `cv.json` in the run folder
+records every fold's metric and the spread, and `final/` is the model trained on all pairs with them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evaluation.datasets import LabeledPair, load_beir, load_pairs
+from evaluation.judgements import judge_pairs, write_beir
+from evaluation.selection import group_folds, query_groups
+from training.config import CVConfig, TrainConfig, apply_overrides, config_from_dict, config_to_dict
+from training.data import load_train_pairs
+from training.run_folder import EventWriter, dump_json
+
+
+def labelled_pairs(config: TrainConfig) -> tuple[list[LabeledPair], dict[str, str] | None]:
+    """Every labelled pair (train + dev, documents rendered as training sees them) and the dev corpus."""
+    train = load_train_pairs(config.data).as_labeled_pairs(raw=True)
+    dev = config.dev
+    if dev.kind == "pairs" and dev.path:
+        return train + load_pairs(dev.path), None
+    if dev.kind == "beir" and dev.path:
+        data = load_beir(dev.path, dev.split, with_titles=dev.with_titles)
+        judged = [
+            LabeledPair(data.queries[q], data.corpus[d], float(grade))
+            for q, docs in data.qrels.items()
+            for d, grade in docs.items()
+            if d in data.corpus
+        ]
+        return train + judged, data.corpus
+    return train, None
+
+
+def _grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
+    keys = list(grid)
+    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
+
+
+def _fold_config(
+    config: TrainConfig, point: dict[str, Any], seed: int, train_file: Path, dev_dir: Path
+) -> TrainConfig:
+    raw = config_to_dict(config)
+    raw = apply_overrides(raw, [f"{key}={json.dumps(value)}" for key, value in point.items()])
+    raw.update(seed=seed, seeds=1, progress_bar=False)
+    raw["data"] = {**raw["data"], "train_pairs": str(train_file), "document_titles": None, "limit": None}
+    metric, task = config.dev.metric, config.dev.task
+    raw["dev"] = {**raw["dev"], "kind": "beir", "path": str(dev_dir), "split": "dev", "with_titles": False}
+    raw["dev"].update(metric=metric, task=task, limit=None)
+    return config_from_dict(raw)
+
+
+def _write_pairs(path: Path, pairs: list[LabeledPair]) -> Path:
+    lines = (json.dumps({"query": p.query, "document": p.document, "label": p.label}) for p in pairs)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def run_cv(
+    config: TrainConfig, cv: CVConfig, output: Path, events: EventWriter | None = None
+) -> dict[str, Any]:
+    """Cross-validate, train the final model, and return (and write) the cv.json summary."""
+    from training.trainer import train
+
+    if config.dev.task not in ("retrieval", "rerank"):
+        raise ValueError("--cv needs a ranking dev task (retrieval or rerank)")
+    pairs, corpus = labelled_pairs(config)
+    everything = judge_pairs(pairs, corpus)
+    fold_of_query = group_folds(query_groups(everything.qrels), cv.folds)
+    query_text = {qid: text for qid, text in everything.queries.items()}
+    fold_of_text = {query_text[q]: f for q, f in fold_of_query.items()}
+    output.mkdir(parents=True, exist_ok=True)
+    scores: dict[str, dict[int, list[float]]] = {}  # point label -> epoch -> fold x seed values
+    runs = []
+    for point in _grid_points(cv.grid) or [{}]:
+        label = json.dumps(point, sort_keys=True)
+        for seed_offset, fold in itertools.product(range(cv.seeds), range(cv.folds)):
+            folder = output / "folds" / f"p{len(scores)}-s{seed_offset}-f{fold}"
+            folder.mkdir(parents=True, exist_ok=True)
+            held_in = [p for p in pairs if fold_of_text.get(p.query) != fold]
+            held_out = [p for p in pairs if fold_of_text.get(p.query) == fold]
+            dev_dir = write_beir(judge_pairs(held_out, corpus, split="dev"), folder / "dev")
+            fold_config = _fold_config(
+                config,
+                point,
+                config.seed + seed_offset,
+                _write_pairs(folder / "train.jsonl", held_in),
+                dev_dir,
+            )
+            train(fold_config, output=folder / "run", events=EventWriter(enabled=False))
+            history = json.loads((folder / "run" / "metrics.json").read_text())["history"]
+            for record in history:
+                scores.setdefault(label, {}).setdefault(record["epoch_index"], []).append(
+                    record["dev_metric"]
+                )
+            runs.append({"point": point, "seed": config.seed + seed_offset, "fold": fold,
+                         "per_epoch": {r["epoch_index"]: r["dev_metric"] for r in history}})  # fmt: skip
+    table = {
+        label: {
+            epoch: {"mean": statistics.fmean(v), "std": statistics.stdev(v) if len(v) > 1 else 0.0}
+            for epoch, v in sorted(per_epoch.items())
+        }  # fmt: skip
+        for label, per_epoch in scores.items()
+    }
+    trained = [(label, epoch) for label, per_epoch in table.items() for epoch in per_epoch if epoch > 0]
+    best_label, best_epoch = max(trained, key=lambda item: table[item[0]][item[1]]["mean"])
+    zero_shot = next(iter(table.values())).get(0)
+    summary = {
+        "folds": cv.folds,
+        "seeds": cv.seeds,
+        "metric": config.dev.metric,
+        "queries": len(everything.queries),
+        "groups": len(query_groups(everything.qrels)),
+        "zero_shot": zero_shot,
+        "chosen": {"point": json.loads(best_label), "epochs": best_epoch, **table[best_label][best_epoch]},
+        "table": table,
+        "runs": runs,
+    }
+    final = _final_config(
+        config, json.loads(best_label), best_epoch, _write_pairs(output / "all_pairs.jsonl", pairs)
+    )
+    (output / "final_config.yaml").write_text(yaml.safe_dump(config_to_dict(final), sort_keys=False))
+    summary["final"] = train(final, output=output / "final", events=events)
+    (output / "cv.json").write_text(dump_json(summary))
+    return summary
+
+
+def _final_config(config: TrainConfig, point: dict[str, Any], epochs: int, pairs_file: Path) -> TrainConfig:
+    raw = apply_overrides(config_to_dict(config), [f"{k}={json.dumps(v)}" for k, v in point.items()])
+    raw["data"] = {**raw["data"], "train_pairs": str(pairs_file), "document_titles": None, "limit": None}
+    raw["dev"] = {**raw["dev"], "kind": "none"}
+    raw.update(seeds=1, eval_before_training=False)
+    if len(raw["stages"]) == 1:  # the epoch count chosen by cross-validation
+        raw["stages"][0]["epochs"] = epochs
+    return config_from_dict(raw)
