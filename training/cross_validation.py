@@ -87,10 +87,10 @@ def run_cv(
     output.mkdir(parents=True, exist_ok=True)
     scores: dict[str, dict[int, list[float]]] = {}  # point label -> epoch -> fold x seed values
     runs = []
-    for point in _grid_points(cv.grid) or [{}]:
+    for point_number, point in enumerate(_grid_points(cv.grid) or [{}]):
         label = json.dumps(point, sort_keys=True)
         for seed_offset, fold in itertools.product(range(cv.seeds), range(cv.folds)):
-            folder = output / "folds" / f"p{len(scores)}-s{seed_offset}-f{fold}"
+            folder = output / "folds" / f"p{point_number}-s{seed_offset}-f{fold}"
             folder.mkdir(parents=True, exist_ok=True)
             held_in = [p for p in pairs if fold_of_text.get(p.query) != fold]
             held_out = [p for p in pairs if fold_of_text.get(p.query) == fold]
