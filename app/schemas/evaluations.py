@@ -68,6 +68,13 @@ class EvaluationCreate(RequestModel):
     ) = Field(None, min_length=1, description="e.g. MAP, MRR, HasPositive@1, nDCG@10.")
     cutoffs: list[Annotated[int, Field(ge=1, le=1000)]] | None = Field(None, min_length=1)
     top_k: int = Field(100, ge=1, le=1000, description="Retrieval depth per query.")
+    ranking: Literal["dense", "lexical", "hybrid"] = Field(
+        "dense", description="Rank with the bi-encoder, BM25, or both fused (README, Hybrid ranking)."
+    )
+    alpha: float = Field(0.2, ge=0, le=1, description="hybrid: the lexical weight (0: dense only).")
+    fusion: Literal["linear", "rrf"] = Field(
+        "linear", description="hybrid: linear mix or reciprocal-rank fusion."
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -10,8 +10,10 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.repository import CorpusRepository, DocumentRepository
+from app.services.ranking_calibration import live_candidates
 from app.services.runtime import ServingState
 from evaluation.datasets import BeirDataset
+from evaluation.hybrid_eval import RankingSetting, candidate_scores, fused_run
 from evaluation.metrics import DEFAULT_CUTOFFS, RankingReport, evaluate_ranking
 from evaluation.model_eval import rank_beir
 
@@ -31,6 +33,7 @@ class EvaluationSpec:
     metrics: list[str] | None
     cutoffs: list[int]
     top_k: int
+    ranking: RankingSetting = RankingSetting("dense")
 
     @classmethod
     def from_request(cls, request: Mapping[str, Any]) -> EvaluationSpec:
@@ -49,6 +52,11 @@ class EvaluationSpec:
             metrics=request.get("metrics"),
             cutoffs=list(request.get("cutoffs") or DEFAULT_CUTOFFS),
             top_k=int(request.get("top_k", 100)),
+            ranking=RankingSetting(
+                str(request.get("ranking", "dense")),
+                float(request.get("alpha", 0.2)),
+                str(request.get("fusion", "linear")),
+            ),
         )
 
 
@@ -84,7 +92,17 @@ def compute_report(
     state: ServingState, sessions: sessionmaker[Session], spec: EvaluationSpec
 ) -> RankingReport:
     """Rank every judged query (against the corpus index or the inline documents) and score the run."""
-    if spec.documents is not None:
+    if spec.ranking.mode != "dense":  # BM25 alone or fused, as `rank` would answer
+        queries = {q: spec.queries[q] for q in spec.qrels}
+        if spec.documents is not None:
+            dataset = BeirDataset(corpus=spec.documents, queries=queries, qrels=spec.qrels)
+            candidates = candidate_scores(state.encoder.encode_bulk, dataset, spec.mode)
+        else:
+            assert spec.corpus is not None
+            dataset = BeirDataset(corpus={}, queries=queries, qrels=spec.qrels)
+            candidates = live_candidates(state, sessions, spec.corpus, dataset, spec.mode)
+        run = fused_run(candidates, spec.ranking, spec.top_k)
+    elif spec.documents is not None:
         dataset = BeirDataset(corpus=spec.documents, queries=spec.queries, qrels=spec.qrels)
         run = rank_beir(state.encoder.encode_bulk, dataset, spec.mode, top_k=spec.top_k)
     else:

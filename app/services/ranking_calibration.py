@@ -14,17 +14,18 @@ from dataclasses import asdict
 from typing import Any
 
 import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.admin_repository import PairRepository
 from app.db.engine import transaction
 from app.db.models import utcnow
 from app.db.repository import DocumentRepository
 from app.services.corpora import require_corpus
-from app.services.errors import InvalidInputError
+from app.services.errors import ConflictError, InvalidInputError
 from app.services.gating import default_gate_metric
 from app.services.hybrid import CANDIDATES, RankingMode, rerank, search_corpus
 from app.services.pairs import ExportedPair
-from app.services.runtime import Runtime
+from app.services.runtime import Runtime, ServingState
 from evaluation.datasets import BeirDataset
 from evaluation.hybrid_eval import Candidates, fused_run, setting_grid
 from evaluation.judgements import judge_pairs, pair_task
@@ -59,15 +60,14 @@ class RankingCalibrationService:
             if p.document is not None or p.document_id in texts
         ]
         if not pairs:
-            raise InvalidInputError(
-                f"corpus {name!r} has no stored pairs: add some with POST .../pairs", "pairs"
-            )
+            # The body is fine; the corpus is not ready for it (like a job already running): 409.
+            raise ConflictError(f"corpus {name!r} has no stored pairs: add some with POST .../pairs", "pairs")
         dataset = judge_pairs(pairs, texts, name=name)
         groups = query_groups(dataset.qrels)
         if len(groups) < 2:
-            raise InvalidInputError("pairs: need queries about at least two different documents", "pairs")
+            raise ConflictError("pairs: the stored pairs need queries about at least two documents", "pairs")
         mode = pair_task(pairs)
-        candidates = self._candidates(name, dataset, mode)
+        candidates = live_candidates(self.runtime.state(), self.runtime.sessions, name, dataset, mode)
         per_query: dict[str, dict[str, float]] = {}
         settings = {setting.label: setting for setting in setting_grid()}
         for label, setting in settings.items():
@@ -93,37 +93,42 @@ class RankingCalibrationService:
             require_corpus(session, name).ranking_calibration = calibration
         return calibration
 
-    def _candidates(self, name: str, dataset: BeirDataset, mode: str) -> Candidates:
-        """Each query's candidates from the live indexes, with both scores, under the dataset's ids."""
-        state = self.runtime.state()
-        opened = state.indexes.get(name)
-        query_ids = list(dataset.queries)
-        vectors = state.encoder.encode_bulk(
-            [dataset.queries[q] for q in query_ids], label="ranking calibration"
-        )
-        with self.runtime.sessions() as session:
-            corpus = require_corpus(session, name)
-            judged = [d for judgements in dataset.qrels.values() for d in judgements]
-            database_id = DocumentRepository(session, corpus).ids_of(judged)
-        hybrid = RankingMode("hybrid", 0.5)
-        result = Candidates({}, {}, {})
-        all_hits = {}
-        for query_id, vector in zip(query_ids, vectors, strict=True):
-            text = dataset.queries[query_id]
-            if mode == "retrieval":
-                dense_hits = opened.index.combined.search(vector, CANDIDATES)
-                all_hits[query_id] = search_corpus(
-                    state.indexes, opened, text, vector, 2 * CANDIDATES, hybrid, dense_hits
-                )
-            else:
-                ids = [database_id[d] for d in dataset.qrels[query_id] if d in database_id]
-                all_hits[query_id] = rerank(state.indexes, opened, text, vector, ids, len(ids), hybrid)
-        with self.runtime.sessions() as session:
-            seen = sorted({h.doc_id for hits in all_hits.values() for h in hits})
-            external = {d: e for d, (e, _) in DocumentRepository(session, corpus).by_ids(seen).items()}
-        for query_id, hits in all_hits.items():
-            kept = [h for h in hits if h.doc_id in external]
-            result.ids[query_id] = [external[h.doc_id] for h in kept]
-            result.dense[query_id] = np.array([h.dense for h in kept], dtype=np.float64)
-            result.lexical[query_id] = np.array([h.lexical for h in kept], dtype=np.float64)
-        return result
+
+def live_candidates(
+    state: ServingState, sessions: sessionmaker[Session], name: str, dataset: BeirDataset, mode: str
+) -> Candidates:
+    """Each query's candidates from the live indexes, with both scores, under the dataset's ids.
+
+    Retrieval: each side's top CANDIDATES over the corpus, as `rank` gathers them; re-ranking: the
+    query's judged documents. Ids are the corpus's external ids.
+    """
+    opened = state.indexes.get(name)
+    query_ids = list(dataset.queries)
+    vectors = state.encoder.encode_bulk([dataset.queries[q] for q in query_ids], label="ranking candidates")
+    with sessions() as session:
+        corpus = require_corpus(session, name)
+        judged = [d for judgements in dataset.qrels.values() for d in judgements]
+        database_id = DocumentRepository(session, corpus).ids_of(judged)
+    hybrid = RankingMode("hybrid", 0.5)
+    all_hits = {}
+    for query_id, vector in zip(query_ids, vectors, strict=True):
+        text = dataset.queries[query_id]
+        if mode == "retrieval":
+            dense_hits = opened.index.combined.search(vector, CANDIDATES)
+            all_hits[query_id] = search_corpus(
+                state.indexes, opened, text, vector, 2 * CANDIDATES, hybrid, dense_hits
+            )
+        else:
+            ids = [database_id[d] for d in dataset.qrels.get(query_id, {}) if d in database_id]
+            all_hits[query_id] = rerank(state.indexes, opened, text, vector, ids, len(ids), hybrid)
+    with sessions() as session:
+        corpus = require_corpus(session, name)
+        seen = sorted({h.doc_id for hits in all_hits.values() for h in hits})
+        external = {d: e for d, (e, _) in DocumentRepository(session, corpus).by_ids(seen).items()}
+    result = Candidates({}, {}, {})
+    for query_id, hits in all_hits.items():
+        kept = [h for h in hits if h.doc_id in external]
+        result.ids[query_id] = [external[h.doc_id] for h in kept]
+        result.dense[query_id] = np.array([h.dense for h in kept], dtype=np.float64)
+        result.lexical[query_id] = np.array([h.lexical for h in kept], dtype=np.float64)
+    return result

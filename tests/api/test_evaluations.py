@@ -161,3 +161,30 @@ def test_calibrate_errors(client: TestClient) -> None:
     bad_label = [{"text": "a", "document": "b", "label": 2}] * 2
     assert client.post(url, json={"pairs": bad_label}).status_code == 422
     assert client.post("/v1/corpora/nope/calibrate", json={"pairs": one_class}).status_code == 422
+
+
+def test_lexical_and_hybrid_evaluations_rank_as_the_service_does(client: TestClient) -> None:
+    add_claims(client)
+    # Queries that share a rare word with their claim: BM25 finds every one first.
+    queries = [{"id": "q1", "text": "staged moon"}, {"id": "q5", "text": "flooded highway shark"}]
+    qrels = [
+        {"query_id": "q1", "document_id": "c1", "relevance": 1},
+        {"query_id": "q5", "document_id": "c5", "relevance": 1},
+    ]
+    for ranking, extra in (("lexical", {}), ("hybrid", {"alpha": 1.0})):
+        request = {"corpus": "claims", "queries": queries, "qrels": qrels, "ranking": ranking, **extra}
+        body = wait_for(client, client.post("/v1/evaluations", json=request).json()["id"])
+        assert body["status"] == "succeeded", body["error"]
+        assert body["metrics"]["MRR"] == 1.0, (ranking, body["per_query"])
+    inline = {
+        "documents": [{"id": d, "text": t} for d, t in CLAIMS],
+        "queries": queries,
+        "qrels": qrels,
+        "ranking": "hybrid",
+        "alpha": 1.0,
+        "fusion": "linear",
+    }
+    body = wait_for(client, client.post("/v1/evaluations", json=inline).json()["id"])
+    assert body["status"] == "succeeded" and body["metrics"]["MRR"] == 1.0
+    bad = client.post("/v1/evaluations", json={**inline, "alpha": 2})
+    assert bad.status_code == 422 and "alpha" in bad.text

@@ -109,7 +109,7 @@ def test_ranking_calibration_chooses_on_stored_pairs_and_becomes_the_default(
     client = make_client()
     add_claims(client)
     empty = client.post("/v1/corpora/claims/calibrate-ranking", json={})
-    assert empty.status_code == 422 and "pairs" in empty.text
+    assert empty.status_code == 409 and "pairs" in empty.text
     pairs = [
         {"query": query, "document_id": doc_id, "label": 1}
         for doc_id, query in [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.training.trainer_helpers import build_setup
+from tests.training.trainer_helpers import build_setup, tiny_raw_config
 from training.config import CVConfig, config_from_dict
 from training.cross_validation import labelled_pairs, run_cv
 
@@ -23,24 +23,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def config(setup: dict[str, Path]) -> dict:
-    return {
-        "name": "tiny",
-        "base_model": str(setup["model"]),
-        "max_seq_length": 24,
-        "progress_bar": False,
-        "data": {"train_pairs": str(setup["train"])},
-        "dev": {"kind": "pairs", "path": str(setup["dev"]), "task": "retrieval", "metric": "MRR"},
-        "stages": [
-            {
-                "loss": "bsc",
-                "epochs": 2,
-                "lr": 3e-3,
-                "batch_size": 8,
-                "shuffle": "none",
-                "loss_params": {"temperature": 0.1},
-            }
-        ],  # fmt: skip
-    }
+    return tiny_raw_config(setup, epochs=2)
 
 
 def test_cross_validation_chooses_a_point_and_epochs_and_trains_on_everything(

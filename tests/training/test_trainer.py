@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import torch
-from trainer_helpers import build_setup
+from trainer_helpers import build_setup, tiny_raw_config
 
 from pairank.models import folder_weights_sha256, resolve_model
 from training.config import config_from_dict
@@ -34,27 +34,7 @@ def tiny_setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def tiny_config(setup: dict[str, Path], **overrides: Any) -> Any:
-    raw: dict[str, Any] = {
-        "name": "tiny",
-        "base_model": str(setup["model"]),
-        "max_seq_length": 24,
-        "progress_bar": False,
-        "log_every": 2,
-        "data": {"train_pairs": str(setup["train"])},
-        "dev": {"kind": "pairs", "path": str(setup["dev"]), "task": "retrieval", "metric": "MRR"},
-        "stages": [
-            {
-                "loss": "bsc",
-                "epochs": 3,
-                "lr": 3e-3,
-                "batch_size": 8,
-                "shuffle": "none",
-                "loss_params": {"temperature": 0.1},
-            }
-        ],
-    }
-    raw.update(overrides)
-    return config_from_dict(raw)
+    return config_from_dict({**tiny_raw_config(setup, epochs=3), "log_every": 2, **overrides})
 
 
 def run(setup: dict[str, Path], out: Path, **overrides: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -50,3 +50,18 @@ def build_setup(root: Path) -> dict[str, Path]:
     for key, rows in (("train", train_pairs), ("dev", dev_pairs)):
         paths[key].write_text("".join(json.dumps(r) + "\n" for r in rows))
     return paths
+
+
+def tiny_raw_config(setup: dict[str, Path], epochs: int) -> dict[str, Any]:
+    """A BSC config on the tiny setup (retrieval dev by MRR), as the plain dict a YAML file holds."""
+    stage = {"loss": "bsc", "epochs": epochs, "lr": 3e-3, "batch_size": 8, "shuffle": "none",
+             "loss_params": {"temperature": 0.1}}  # fmt: skip
+    return {
+        "name": "tiny",
+        "base_model": str(setup["model"]),
+        "max_seq_length": 24,
+        "progress_bar": False,
+        "data": {"train_pairs": str(setup["train"])},
+        "dev": {"kind": "pairs", "path": str(setup["dev"]), "task": "retrieval", "metric": "MRR"},
+        "stages": [stage],
+    }

@@ -74,7 +74,7 @@ def calibrate(
 @router.post(
     "/v1/corpora/{name}/calibrate-ranking",
     response_model=RankingCalibrationOut,
-    responses=NOT_FOUND,
+    responses=error_responses(404, 409),
     dependencies=[WRITE],
 )
 def calibrate_ranking(
