@@ -110,6 +110,11 @@ class RetrainRequest(BaseModel):
     gate_metric: str | None = None
     auto_activate: bool | None = None
     min_improvement: float | None = Field(None, ge=-1.0, le=1.0)
+    require_significant: bool | None = Field(
+        None,
+        description="Activate only a gain larger than two standard errors of the paired per-query "
+        "differences on the dev queries (default true); false: min_improvement alone decides.",
+    )
 
 
 class JobCreated(BaseModel):

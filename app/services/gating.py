@@ -11,7 +11,7 @@ import numpy as np
 from app.services.pairs import ExportedPair
 from evaluation.datasets import BeirDataset
 from evaluation.judgements import judge_pairs, pair_task
-from evaluation.metrics import parse_metric
+from evaluation.metrics import RankingReport, parse_metric
 from evaluation.model_eval import evaluate_beir
 
 GATE_METRIC_OF_KIND = {"claim": "MRR", "answer": "MAP", "question": "MAP"}
@@ -44,6 +44,25 @@ def gate_metrics(
     encode: Callable[[Sequence[str]], np.ndarray], gate: GateDataset, gate_metric: str
 ) -> dict[str, float]:
     """The gate metric and a few companions for one model."""
+    return gate_report(encode, gate, gate_metric).means
+
+
+def gate_report(
+    encode: Callable[[Sequence[str]], np.ndarray], gate: GateDataset, gate_metric: str
+) -> RankingReport:
+    """Means and per-query values of the gate metric and its companions for one model."""
     parse_metric(gate_metric)
     names = list(dict.fromkeys([gate_metric, *REPORTED]))
-    return evaluate_beir(encode, gate.dataset, gate.mode, metrics=names, top_k=100).means
+    return evaluate_beir(encode, gate.dataset, gate.mode, metrics=names, top_k=100)
+
+
+def paired_noise(candidate: RankingReport, active: RankingReport, metric: str) -> dict[str, float]:
+    """The gain's standard error from the paired per-query differences (candidate - active).
+
+    Two standard errors is the noise band: a gain inside it could be which dev queries were drawn
+    (with 80 queries and HasPositive@1, one query is 0.0125), so it is not activated automatically.
+    """
+    queries = sorted(set(candidate.per_query) & set(active.per_query))
+    diffs = np.array([candidate.per_query[q][metric] - active.per_query[q][metric] for q in queries])
+    se = float(diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else float("inf")
+    return {"queries": len(queries), "standard_error": se, "noise_band": 2 * se}

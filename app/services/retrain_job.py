@@ -18,7 +18,7 @@ import yaml
 from app.db.repository import CorpusRepository, DocumentRepository
 from app.services.activation import activation_job
 from app.services.encoder import Encoder
-from app.services.gating import GateDataset, build_gate_dataset, gate_metrics
+from app.services.gating import GateDataset, build_gate_dataset, gate_report, paired_noise
 from app.services.jobs.context import JobContext, Outcome
 from app.services.pairs import ExportedPair
 from app.services.registry import register_model
@@ -52,6 +52,7 @@ class RetrainParams:
     auto_activate: bool
     min_improvement: float
     dev_fraction: float
+    require_significant: bool = True  # a gain inside the dev noise band is not activated
 
 
 def write_pairs(path: Path, pairs: list[ExportedPair]) -> None:
@@ -212,16 +213,22 @@ class RetrainRun:
 
     def _gate(self, candidate_encode: Any, active_encode: Any, dataset: GateDataset) -> dict[str, Any]:
         metric = self.params.gate_metric
-        new = gate_metrics(candidate_encode, dataset, metric)
-        old = gate_metrics(active_encode, dataset, metric)
-        delta = new[metric] - old[metric]
+        new = gate_report(candidate_encode, dataset, metric)
+        old = gate_report(active_encode, dataset, metric)
+        delta = new.means[metric] - old.means[metric]
+        noise = paired_noise(new, old, metric)
+        significant = delta > noise["noise_band"]
         return {
             "metric": metric,
             "mode": dataset.mode,
-            "candidate": new,
-            "active": old,
+            "candidate": new.means,
+            "active": old.means,
             "delta": delta,
-            "improved": delta > self.params.min_improvement,
+            "noise": noise,
+            "significant": significant,
+            # Above min_improvement, and (unless waived) outside the noise band of the dev queries.
+            "improved": delta > self.params.min_improvement
+            and (significant or not self.params.require_significant),
         }
 
     def _on_training_event(self, event: dict[str, Any]) -> None:

@@ -35,11 +35,12 @@ RETRAIN_DEFAULTS: dict[str, Any] = {
     "seed": 42,
     "auto_activate": True,
     "min_improvement": 0.0,
+    "require_significant": True,
     "dev_fraction": 0.2,
 }
 _PASSTHROUGH = (
     "loss", "loss_params", "shuffling", "shuffle_params", "epochs", "batch_size", "learning_rate",
-    "max_seq_length", "seed", "auto_activate", "min_improvement",
+    "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant",
 )  # fmt: skip
 
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 import yaml
 
-from app.services.gating import build_gate_dataset, gate_metrics
+from app.services.gating import build_gate_dataset, gate_metrics, paired_noise
 from app.services.pairs import ExportedPair
 from app.services.retrain_job import DEV_FOLDER, RetrainParams, stage_inputs
 from evaluation.datasets import LabeledPair, load_beir
 from evaluation.judgements import judge_pairs, pair_task, relevance_grade, write_beir
+from evaluation.metrics import RankingReport
 from pairank.models import load_sentence_transformer, resolve_model
 from training.config import config_from_dict
 from training.evaluators import model_encoder
@@ -112,3 +114,22 @@ def test_the_trainers_best_dev_metric_is_the_gates_candidate_metric(
     assert candidate.max_seq_length == 32
     gate = gate_metrics(model_encoder(candidate), gate_set, "MRR")
     assert gate["MRR"] == pytest.approx(best, abs=1e-6)
+
+
+def test_a_gain_inside_two_standard_errors_is_noise() -> None:
+    def report(values: list[float]) -> RankingReport:
+        return RankingReport(
+            {"MRR": sum(values) / len(values)}, {f"q{i}": {"MRR": v} for i, v in enumerate(values)}
+        )
+
+    active = report([0.5, 0.5, 1.0, 1.0, 0.5, 1.0, 0.5, 1.0])
+    one_query_better = report([1.0, 0.5, 1.0, 1.0, 0.5, 1.0, 0.5, 1.0])  # +0.0625 from one query
+    noise = paired_noise(one_query_better, active, "MRR")
+    assert noise["queries"] == 8 and noise["noise_band"] == pytest.approx(
+        2 * 0.5 / math.sqrt(8) / math.sqrt(8)
+    )
+    assert noise["noise_band"] > 0.0625  # one query moving is not a gain
+    every_query_better = report([v + 0.1 if v < 1 else v for v in [0.5, 0.5, 0.9, 0.9, 0.5, 0.9, 0.5, 0.9]])
+    baseline = report([0.5, 0.5, 0.9, 0.9, 0.5, 0.9, 0.5, 0.9])
+    steady = paired_noise(every_query_better, baseline, "MRR")
+    assert steady["standard_error"] == pytest.approx(0.0) and steady["noise_band"] < 0.1
