@@ -46,7 +46,13 @@ def test_kill_9_during_index_build_then_restart(start_server: ServerFactory) -> 
     ]
     assert http.post("/v1/corpora/big/pairs", json={"pairs": pairs}).status_code == 201
     old_model = _check_consistent(http, count)
-    body = {"corpus": "big", "epochs": 1, "batch_size": 4, "min_improvement": -1}
+    body = {
+        "corpus": "big",
+        "epochs": 1,
+        "batch_size": 4,
+        "min_improvement": -1,
+        "require_significant": False,
+    }
     retrain_id = http.post("/admin/retrain", json=body, headers=KEY).json()["job_id"]
     deadline = time.monotonic() + 180
     stage, job = None, {}
