@@ -22,8 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import command_line, machine  # noqa: E402
 
 from evaluation.datasets import load_beir  # noqa: E402
-from evaluation.hybrid_eval import candidate_scores, fused_run, setting_grid  # noqa: E402
-from evaluation.metrics import evaluate_ranking  # noqa: E402
+from evaluation.hybrid_eval import candidate_scores, per_query_values, score_settings  # noqa: E402
 from evaluation.runner import make_encoder  # noqa: E402
 from evaluation.selection import cross_validated_choice, group_folds, query_groups  # noqa: E402
 
@@ -49,11 +48,9 @@ def run_dataset(encode: Any, folder: Path, mode: Literal["retrieval", "rerank"],
     data = load_beir(folder, "dev")
     candidates = candidate_scores(encode, data, mode, pool=100)
     names = list(dict.fromkeys([metric, *shown]))
-    table, per_query = {}, {}
-    for setting in setting_grid():
-        report = evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=names)
-        table[setting.label] = {m: report.means[m] for m in names}
-        per_query[setting.label] = {q: v[metric] for q, v in report.per_query.items()}
+    reports = score_settings(candidates, data.qrels, names)
+    table = {label: {m: report.means[m] for m in names} for label, report in reports.items()}
+    per_query = per_query_values(reports, metric)
     groups = query_groups(data.qrels)
     folds = {seed: cross_validated_choice(per_query, group_folds(groups, FOLDS, seed)) for seed in (0, 1, 2)}
     return {

@@ -8,35 +8,29 @@ the service; re-ranking candidates are the query's judged documents.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from evaluation.datasets import BeirDataset
+from evaluation.metrics import RankingReport, evaluate_ranking
 from evaluation.model_eval import Encoder, Run, encode_unique
-from indexes.fusion import FusedHit, fuse_linear, fuse_rrf
+from indexes.fusion import RankingSetting, fuse
 from indexes.lexical import LexicalIndex
 
-__all__ = ["Candidates", "RankingSetting", "candidate_scores", "fused_run", "setting_grid"]
+__all__ = [
+    "Candidates",
+    "RankingSetting",
+    "candidate_scores",
+    "fused_run",
+    "per_query_values",
+    "score_settings",
+    "setting_grid",
+]
 
 _QUERY_CHUNK = 256
-
-
-@dataclass(frozen=True)
-class RankingSetting:
-    """One way to rank: `dense`, `lexical`, or `hybrid` with a lexical weight and a fusion."""
-
-    mode: str
-    alpha: float = 0.0
-    fusion: str = "linear"
-
-    @property
-    def label(self) -> str:
-        """A short name for tables: dense, lexical, hybrid a=0.2, hybrid rrf."""
-        if self.mode != "hybrid":
-            return self.mode
-        return "hybrid rrf" if self.fusion == "rrf" else f"hybrid a={self.alpha:g}"
 
 
 def setting_grid(
@@ -97,19 +91,6 @@ def candidate_scores(
     return result
 
 
-def _fused(ids: list[str], dense: np.ndarray, lexical: np.ndarray, setting: RankingSetting) -> list[FusedHit]:
-    dense_map = dict(enumerate(dense.tolist()))
-    lexical_map = dict(enumerate(lexical.tolist()))
-    k = len(ids)
-    if setting.mode == "dense":
-        return fuse_linear(dense_map, lexical_map, 0.0, k)
-    if setting.mode == "lexical":
-        return fuse_linear(dense_map, lexical_map, 1.0, k)
-    if setting.fusion == "rrf":
-        return fuse_rrf(dense_map, lexical_map, k)
-    return fuse_linear(dense_map, lexical_map, setting.alpha, k)
-
-
 def fused_run(candidates: Candidates, setting: RankingSetting, top_k: int = 100) -> Run:
     """The run {query: {doc: score}} of one setting: its top_k candidates with a strictly falling score.
 
@@ -118,6 +99,23 @@ def fused_run(candidates: Candidates, setting: RankingSetting, top_k: int = 100)
     """
     run: Run = {}
     for query_id, ids in candidates.ids.items():
-        hits = _fused(ids, candidates.dense[query_id], candidates.lexical[query_id], setting)[:top_k]
+        dense = dict(enumerate(candidates.dense[query_id].tolist()))
+        lexical = dict(enumerate(candidates.lexical[query_id].tolist()))
+        hits = fuse(dense, lexical, setting, top_k)
         run[query_id] = {ids[hit.doc_id]: float(len(hits) - rank) for rank, hit in enumerate(hits)}
     return run
+
+
+def score_settings(
+    candidates: Candidates, qrels: Mapping[str, Mapping[str, int]], metrics: Sequence[str]
+) -> dict[str, RankingReport]:
+    """Every setting of `setting_grid()` scored on the same candidates: label -> report."""
+    return {
+        setting.label: evaluate_ranking(qrels, fused_run(candidates, setting), metrics=list(metrics))
+        for setting in setting_grid()
+    }
+
+
+def per_query_values(reports: Mapping[str, RankingReport], metric: str) -> dict[str, dict[str, float]]:
+    """label -> query -> `metric`, the input of cross-validated selection."""
+    return {label: {q: v[metric] for q, v in report.per_query.items()} for label, report in reports.items()}

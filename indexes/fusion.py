@@ -9,13 +9,29 @@ fusion (RRF) ignores the scores: sum over the two rankings of 1 / (60 + rank), r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-__all__ = ["RRF_K", "FusedHit", "fuse_linear", "fuse_rrf", "minmax"]
+__all__ = ["RRF_K", "FusedHit", "RankingSetting", "fuse", "fuse_linear", "fuse_rrf", "minmax"]
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
+
+
+@dataclass(frozen=True)
+class RankingSetting:
+    """One way to rank: `dense`, `lexical`, or `hybrid` with a lexical weight and a fusion."""
+
+    mode: str
+    alpha: float = 0.0
+    fusion: str = "linear"
+
+    @property
+    def label(self) -> str:
+        """A short name for tables: dense, lexical, hybrid a=0.2, hybrid rrf."""
+        if self.mode != "hybrid":
+            return self.mode
+        return "hybrid rrf" if self.fusion == "rrf" else f"hybrid a={self.alpha:g}"
 
 
 @dataclass(frozen=True)
@@ -68,3 +84,17 @@ def fuse_rrf(dense: Mapping[int, float], lexical: Mapping[int, float], k: int) -
         ranks[order] = np.arange(1, len(ids) + 1)
         fused += np.where(present, 1.0 / (RRF_K + ranks), 0.0)
     return _ordered(ids, fused, dense_scores, lexical_scores, k)
+
+
+def fuse(
+    dense: Mapping[int, float], lexical: Mapping[int, float], setting: RankingSetting, k: int
+) -> list[FusedHit]:
+    """The k best candidates under one setting; in `lexical` mode the score is the raw BM25 (the cosine
+    only breaks ties), in `dense` mode the normalised cosine order."""
+    if setting.mode == "lexical":
+        return [replace(hit, score=hit.lexical) for hit in fuse_linear(dense, lexical, 1.0, k)]
+    if setting.mode == "dense":
+        return fuse_linear(dense, lexical, 0.0, k)
+    if setting.fusion == "rrf":
+        return fuse_rrf(dense, lexical, k)
+    return fuse_linear(dense, lexical, setting.alpha, k)

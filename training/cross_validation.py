@@ -52,16 +52,22 @@ def _grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
+def _on_pairs(config: TrainConfig, point: dict[str, Any], pairs_file: Path) -> dict[str, Any]:
+    """The config as a dict with a grid point applied, training on `pairs_file` (rendered already)."""
+    raw = apply_overrides(config_to_dict(config), [f"{k}={json.dumps(v)}" for k, v in point.items()])
+    raw["data"] = {**raw["data"], "train_pairs": str(pairs_file), "document_titles": None, "limit": None}
+    raw["seeds"] = 1
+    return raw
+
+
 def _fold_config(
     config: TrainConfig, point: dict[str, Any], seed: int, train_file: Path, dev_dir: Path
 ) -> TrainConfig:
-    raw = config_to_dict(config)
-    raw = apply_overrides(raw, [f"{key}={json.dumps(value)}" for key, value in point.items()])
-    raw.update(seed=seed, seeds=1, progress_bar=False)
-    raw["data"] = {**raw["data"], "train_pairs": str(train_file), "document_titles": None, "limit": None}
-    metric, task = config.dev.metric, config.dev.task
+    raw = _on_pairs(config, point, train_file)
+    raw.update(seed=seed, progress_bar=False)
+    # The held-out fold, as a BEIR folder, scored by the config's own task and metric.
     raw["dev"] = {**raw["dev"], "kind": "beir", "path": str(dev_dir), "split": "dev", "with_titles": False}
-    raw["dev"].update(metric=metric, task=task, limit=None)
+    raw["dev"].update(metric=config.dev.metric, task=config.dev.task, limit=None)
     return config_from_dict(raw)
 
 
@@ -141,10 +147,9 @@ def run_cv(
 
 
 def _final_config(config: TrainConfig, point: dict[str, Any], epochs: int, pairs_file: Path) -> TrainConfig:
-    raw = apply_overrides(config_to_dict(config), [f"{k}={json.dumps(v)}" for k, v in point.items()])
-    raw["data"] = {**raw["data"], "train_pairs": str(pairs_file), "document_titles": None, "limit": None}
+    raw = _on_pairs(config, point, pairs_file)
     raw["dev"] = {**raw["dev"], "kind": "none"}
-    raw.update(seeds=1, eval_before_training=False)
+    raw["eval_before_training"] = False
     if len(raw["stages"]) == 1:  # the epoch count chosen by cross-validation
         raw["stages"][0]["epochs"] = epochs
     return config_from_dict(raw)

@@ -14,25 +14,14 @@ from typing import Any
 import numpy as np
 
 from app.services.index_store import CorpusIndex, IndexStore
-from indexes.fusion import FusedHit, fuse_linear, fuse_rrf
+from indexes.fusion import FusedHit, RankingSetting, fuse
 
-MODES = ("dense", "lexical", "hybrid")
-FUSIONS = ("linear", "rrf")
 # The lexical weight of a `hybrid` request that names none and has no calibration: between the best
 # mixes measured on claims (PFCC-S, 0.1) and questions (CQA-B, 0.3) in benchmarks/hybrid.md. The
 # default mode stays `dense` until a calibration says otherwise.
 DEFAULT_ALPHA = 0.2
 CANDIDATES = 100  # each side's share of the candidates: its top max(k, CANDIDATES)
 _FILTERED_POOL = 10  # a filter keeps fewer lexical hits: look this many times deeper before filtering
-
-
-@dataclass(frozen=True)
-class RankingMode:
-    """How to rank: `mode`, and for `hybrid` the lexical weight `alpha` (0: dense only) and the fusion."""
-
-    mode: str = "dense"
-    alpha: float = 0.0
-    fusion: str = "linear"
 
 
 @dataclass(frozen=True)
@@ -46,11 +35,11 @@ class RankingRequest:
 
 def resolve_mode(
     requested: RankingRequest | None, calibrated: dict[str, Any] | None, model: str
-) -> RankingMode:
+) -> RankingSetting:
     """The request's choices, then the corpus's calibration (only if made with `model`), then defaults."""
     asked = requested or RankingRequest()
     saved = calibrated if calibrated and calibrated.get("model") == model else {}
-    return RankingMode(
+    return RankingSetting(
         mode=asked.mode or str(saved.get("mode") or "dense"),
         alpha=float(asked.alpha if asked.alpha is not None else saved.get("alpha", DEFAULT_ALPHA)),
         fusion=asked.fusion or str(saved.get("fusion") or "linear"),
@@ -76,22 +65,13 @@ def _complete(
     return dense, lexical
 
 
-def _fuse(dense: dict[int, float], lexical: dict[int, float], how: RankingMode, k: int) -> list[FusedHit]:
-    if how.mode == "lexical":  # BM25 as the score; the dense cosine only breaks ties
-        order = sorted(dense, key=lambda d: (-lexical.get(d, 0.0), -dense[d], d))[:k]
-        return [FusedHit(d, lexical.get(d, 0.0), dense[d], lexical.get(d, 0.0)) for d in order]
-    if how.fusion == "rrf":
-        return fuse_rrf(dense, lexical, k)
-    return fuse_linear(dense, lexical, how.alpha, k)
-
-
 def search_corpus(
     indexes: IndexStore,
     opened: CorpusIndex,
     query: str,
     vector: np.ndarray,
     k: int,
-    how: RankingMode,
+    how: RankingSetting,
     dense_hits: Sequence[tuple[int, float]],
     allowed: Collection[int] | None = None,
 ) -> list[FusedHit]:
@@ -105,7 +85,7 @@ def search_corpus(
     lexical = dict(lexical_hits)
     candidates = list(dict.fromkeys([*dense, *lexical]))
     dense, lexical = _complete(indexes, opened, query, vector, candidates, dense, lexical)
-    return _fuse(dense, lexical, how, k)
+    return fuse(dense, lexical, how, k)
 
 
 def rerank(
@@ -115,8 +95,8 @@ def rerank(
     vector: np.ndarray,
     candidates: Sequence[int],
     k: int,
-    how: RankingMode,
+    how: RankingSetting,
 ) -> list[FusedHit]:
     """The k best of the given candidates (a thread's answers), scored on both sides."""
     dense, lexical = _complete(indexes, opened, query, vector, candidates, {}, {})
-    return _fuse(dense, lexical, how, k)
+    return fuse(dense, lexical, how, k)

@@ -12,7 +12,14 @@ from app.db.repository import DocumentRepository, found_documents
 from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError, NotFoundError
 from app.services.filtered_search import filtered_search, matching_ids, top_k
-from app.services.hybrid import CANDIDATES, RankingMode, RankingRequest, rerank, resolve_mode, search_corpus
+from app.services.hybrid import (
+    CANDIDATES,
+    RankingRequest,
+    RankingSetting,
+    rerank,
+    resolve_mode,
+    search_corpus,
+)
 from app.services.index_store import CorpusIndex
 from app.services.limits import check_count, check_text, check_texts
 from app.services.runtime import Runtime
@@ -96,7 +103,7 @@ class RankingService:
             for rank, h in enumerate(kept, start=1)
         ]
 
-    def _mode(self, corpus_name: str, requested: RankingRequest | None, model: str) -> RankingMode:
+    def _mode(self, corpus_name: str, requested: RankingRequest | None, model: str) -> RankingSetting:
         with self.runtime.sessions() as session:
             calibrated = require_corpus(session, corpus_name).ranking_calibration
         return resolve_mode(requested, calibrated, model)
@@ -107,7 +114,7 @@ class RankingService:
         query: str,
         vector: np.ndarray,
         k: int,
-        how: RankingMode,
+        how: RankingSetting,
         conditions: dict[str, Any] | None,
     ) -> list[FusedHit]:
         """Lexical or hybrid search of the whole corpus (or of the documents a filter admits)."""
@@ -152,29 +159,26 @@ class RankingService:
         opened = state.indexes.get(corpus_name)
         how = self._mode(corpus_name, requested, state.model_version)
         query_vector = state.encoder.encode([query])
-        if how.mode != "dense":
-            if candidates is None:
-                fused = self._fused_search(opened, query, query_vector[0], k, how, conditions)
-            else:
-                ids = self._database_ids(corpus_name, "candidates", list(dict.fromkeys(candidates)))
-                if conditions:
-                    allowed = set(matching_ids(self.runtime.sessions, opened.corpus_id, conditions))
-                    ids = [d for d in ids if d in allowed]
-                fused = rerank(state.indexes, opened, query, query_vector[0], ids, k, how)
-            return Ranking(self._resolve_fused(opened, fused, include_metadata), state.model_version)
-        if candidates is None and not conditions:
-            hits = opened.index.combined.search(query_vector[0], k)
-        elif candidates is None:
-            assert conditions is not None
-            sessions = self.runtime.sessions
-            hits = filtered_search(state.indexes, opened, sessions, query_vector, k, conditions)[0]
-        else:
+        database_ids = None
+        if candidates is not None:
             database_ids = self._database_ids(corpus_name, "candidates", list(dict.fromkeys(candidates)))
             if conditions:
                 allowed = set(matching_ids(self.runtime.sessions, opened.corpus_id, conditions))
                 database_ids = [d for d in database_ids if d in allowed]
+        if how.mode != "dense":
+            if database_ids is None:
+                fused = self._fused_search(opened, query, query_vector[0], k, how, conditions)
+            else:
+                fused = rerank(state.indexes, opened, query, query_vector[0], database_ids, k, how)
+            return Ranking(self._resolve_fused(opened, fused, include_metadata), state.model_version)
+        if database_ids is not None:
             scores = state.indexes.vectors_of(opened, database_ids) @ query_vector[0]
             hits = top_k(database_ids, scores, k)
+        elif conditions:
+            sessions = self.runtime.sessions
+            hits = filtered_search(state.indexes, opened, sessions, query_vector, k, conditions)[0]
+        else:
+            hits = opened.index.combined.search(query_vector[0], k)
         return Ranking(self._resolve(opened, hits, include_metadata), state.model_version)
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
@@ -208,10 +212,9 @@ class RankingService:
         for position, (_, text) in enumerate(inputs):
             check_text(self.settings, f"texts[{position}]", text)
         state = self.runtime.state()
-        used, source = self._duplicate_threshold(corpus_name, threshold, state.model_version)
+        used, source, how = self._duplicate_settings(corpus_name, threshold, requested, state.model_version)
         opened = state.indexes.get(corpus_name)
         vectors = state.encoder.encode([text for _, text in inputs])
-        how = self._mode(corpus_name, requested, state.model_version)
         if how.mode != "dense":
             results = []
             for (own_id, text), vector in zip(inputs, vectors, strict=True):
@@ -237,17 +240,19 @@ class RankingService:
             results.append(DuplicateMatches(text, own_id, matches))
         return DuplicateReport(results, used, source, state.model_version)
 
-    def _duplicate_threshold(
-        self, corpus_name: str, requested: float | None, model: str
-    ) -> tuple[float, str]:
-        # A calibrated threshold holds only for the model it was calibrated with.
+    def _duplicate_settings(
+        self, corpus_name: str, requested: float | None, requested_mode: RankingRequest | None, model: str
+    ) -> tuple[float, str, RankingSetting]:
+        """(threshold, its source, ranking) from one read of the corpus row."""
         with self.runtime.sessions() as session:
             corpus = require_corpus(session, corpus_name)
+            how = resolve_mode(requested_mode, corpus.ranking_calibration, model)
             if requested is not None:
-                return requested, "request"
+                return requested, "request", how
+            # A calibrated threshold holds only for the model it was calibrated with.
             if corpus.duplicate_threshold is not None and corpus.threshold_model == model:
-                return corpus.duplicate_threshold, "corpus"
-        return self.settings.duplicate_threshold, "default"
+                return corpus.duplicate_threshold, "corpus", how
+        return self.settings.duplicate_threshold, "default", how
 
     def document_texts(self, corpus_name: str, ids: Sequence[str]) -> list[tuple[str | None, str]]:
         """(id, text) of existing documents, for checking them against the rest of their corpus."""

@@ -23,13 +23,13 @@ from app.db.repository import DocumentRepository
 from app.services.corpora import require_corpus
 from app.services.errors import ConflictError, InvalidInputError
 from app.services.gating import default_gate_metric
-from app.services.hybrid import CANDIDATES, RankingMode, rerank, search_corpus
+from app.services.hybrid import CANDIDATES, RankingSetting, rerank, search_corpus
 from app.services.pairs import ExportedPair
 from app.services.runtime import Runtime, ServingState
 from evaluation.datasets import BeirDataset
-from evaluation.hybrid_eval import Candidates, fused_run, setting_grid
+from evaluation.hybrid_eval import Candidates, per_query_values, score_settings, setting_grid
 from evaluation.judgements import judge_pairs, pair_task
-from evaluation.metrics import evaluate_ranking, parse_metric
+from evaluation.metrics import parse_metric
 from evaluation.selection import cross_validated_choice, group_folds, query_groups
 
 
@@ -68,13 +68,9 @@ class RankingCalibrationService:
             raise ConflictError("pairs: the stored pairs need queries about at least two documents", "pairs")
         mode = pair_task(pairs)
         candidates = live_candidates(self.runtime.state(), self.runtime.sessions, name, dataset, mode)
-        per_query: dict[str, dict[str, float]] = {}
-        settings = {setting.label: setting for setting in setting_grid()}
-        for label, setting in settings.items():
-            report = evaluate_ranking(dataset.qrels, fused_run(candidates, setting), metrics=[metric])
-            per_query[label] = {query: values[metric] for query, values in report.per_query.items()}
+        per_query = per_query_values(score_settings(candidates, dataset.qrels, [metric]), metric)
         chosen = cross_validated_choice(per_query, group_folds(groups, min(folds, len(groups))))
-        best = settings[chosen["choice"]]
+        best = next(s for s in setting_grid() if s.label == chosen["choice"])
         version = self.runtime.state().model_version
         calibration = {
             "model": version,
@@ -109,7 +105,7 @@ def live_candidates(
         corpus = require_corpus(session, name)
         judged = [d for judgements in dataset.qrels.values() for d in judgements]
         database_id = DocumentRepository(session, corpus).ids_of(judged)
-    hybrid = RankingMode("hybrid", 0.5)
+    hybrid = RankingSetting("hybrid", 0.5)
     all_hits = {}
     for query_id, vector in zip(query_ids, vectors, strict=True):
         text = dataset.queries[query_id]

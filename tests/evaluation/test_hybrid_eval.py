@@ -8,8 +8,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from evaluation.datasets import BeirDataset
-from evaluation.hybrid_eval import RankingSetting, candidate_scores, fused_run, setting_grid
-from evaluation.metrics import evaluate_ranking
+from evaluation.hybrid_eval import (
+    RankingSetting,
+    candidate_scores,
+    fused_run,
+    per_query_values,
+    score_settings,
+)
 from evaluation.selection import cross_validated_choice, group_folds, query_groups
 
 TOPICS = ["shark", "bleach", "moon", "vaccine", "tower", "flood", "garlic", "gates", "earth", "wind"]
@@ -41,10 +46,7 @@ def oracle(texts: Sequence[str]) -> np.ndarray:
 
 def choose(data: BeirDataset, encode) -> dict:
     candidates = candidate_scores(encode, data, "retrieval", pool=5)
-    per_query = {}
-    for setting in setting_grid():
-        report = evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=["MRR"])
-        per_query[setting.label] = {q: v["MRR"] for q, v in report.per_query.items()}
+    per_query = per_query_values(score_settings(candidates, data.qrels, ["MRR"]), "MRR")
     return cross_validated_choice(per_query, group_folds(query_groups(data.qrels), 3))
 
 
