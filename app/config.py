@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -18,6 +18,10 @@ class Settings(BaseSettings):
     data_dir: Path = Field(Path("./data"), description="Database (SQLite default), index bundles and models.")
     database_url: str | None = Field(
         None, description="SQLAlchemy URL; default: SQLite file in the data dir."
+    )
+    vector_store: Literal["faiss", "pgvector"] = Field(
+        "faiss",
+        description="`faiss`: indexes in each process (embedded default); `pgvector`: vectors in PostgreSQL.",
     )
     model: str = Field(
         "default", description="`default` (bundled all-MiniLM-L6-v2), a local folder or a hub name."
@@ -109,6 +113,15 @@ class Settings(BaseSettings):
     max_evaluation_documents: int = Field(
         100_000, ge=1, description="Inline documents per evaluation request."
     )
+
+    @model_validator(mode="after")
+    def _pgvector_needs_postgresql(self) -> Settings:
+        if self.vector_store == "pgvector" and not self.resolved_database_url.startswith("postgresql"):
+            raise ValueError(
+                "PAIRANK_VECTOR_STORE=pgvector keeps vectors in PostgreSQL: set PAIRANK_DATABASE_URL to a "
+                "postgresql+psycopg:// URL (a server with the pgvector extension), or use faiss"
+            )
+        return self
 
     @property
     def resolved_database_url(self) -> str:

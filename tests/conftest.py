@@ -17,6 +17,7 @@ from tests.process_helpers import Server, ServerFactory, Worker
 from tests.tiny_model import build_tiny_model
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
+PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the pgserver wheel did not start"
 
 
 @pytest.fixture(scope="session")
@@ -31,29 +32,61 @@ def export_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("model-exports")
 
 
-def _postgres_schema_url(base_url: str, schema: str) -> str:
+def _postgres_schema_url(base_url: str, schema: str, *path: str) -> str:
     # Each test gets its own schema, so runs never see each other's tables.
     url = make_url(base_url)
     query = dict(url.query)
-    query["options"] = f"-csearch_path={schema}"
+    query["options"] = f"-csearch_path={','.join([schema, *path])}"
     return url.set(query=query).render_as_string(hide_password=False)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(scope="session")
+def pgvector_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
+    """A PostgreSQL with pgvector: TEST_PGVECTOR_URL, else the pgserver wheel's PostgreSQL 16 in a temp
+    folder (its extension lives in `public`, shared by the tests' schemas); None when neither works."""
+    url = os.environ.get("TEST_PGVECTOR_URL")
+    server = None
+    if not url:
+        try:
+            import pgserver
+
+            folder = tmp_path_factory.mktemp("pgvector")
+            server = pgserver.get_server(folder, cleanup_mode="stop")
+            url = f"postgresql+psycopg://postgres@/postgres?host={folder}"
+        except Exception:  # noqa: BLE001 - no wheel for this platform, or it cannot start here
+            yield None
+            return
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text("CREATE EXTENSION IF NOT EXISTS vector SCHEMA public"))
+    engine.dispose()
+    yield url
+    if server is not None:
+        server.cleanup()
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "pgvector"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database: a SQLite file, or a fresh schema on TEST_DATABASE_URL's PostgreSQL."""
+    """An empty database: a SQLite file, or a fresh schema on TEST_DATABASE_URL's PostgreSQL, or on a
+    pgvector server (served with PAIRANK_VECTOR_STORE=pgvector, see `vector_store`)."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'test.db'}"
         return
-    base_url = os.environ.get("TEST_DATABASE_URL")
-    if not base_url:
-        pytest.skip(POSTGRES_SKIP_REASON)
+    if request.param == "pgvector":
+        base_url = request.getfixturevalue("pgvector_server")
+        if not base_url:
+            pytest.skip(PGVECTOR_SKIP_REASON)
+    else:
+        base_url = os.environ.get("TEST_DATABASE_URL")
+        if not base_url:
+            pytest.skip(POSTGRES_SKIP_REASON)
     schema = f"t_{uuid.uuid4().hex[:12]}"
     admin = create_engine(base_url)
     with admin.begin() as connection:
         connection.execute(text(f'CREATE SCHEMA "{schema}"'))
     try:
-        yield _postgres_schema_url(base_url, schema)
+        extra = ("public",) if request.param == "pgvector" else ()
+        yield _postgres_schema_url(base_url, schema, *extra)
     finally:
         with admin.begin() as connection:
             connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
@@ -61,14 +94,30 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
 
 
 @pytest.fixture
+def vector_store(request: pytest.FixtureRequest) -> str:
+    """The store a test's service uses: pgvector on the pgvector database, else faiss."""
+    callspec = getattr(request.node, "callspec", None)
+    database = callspec.params.get("database_url") if callspec is not None else None
+    return "pgvector" if database == "pgvector" else "faiss"
+
+
+@pytest.fixture
+def faiss_only(vector_store: str) -> None:
+    """Skip on the pgvector store: the test is about a worker's Faiss snapshot files."""
+    if vector_store != "faiss":
+        pytest.skip("about Faiss snapshot files in a worker's data dir; the pgvector store keeps none")
+
+
+@pytest.fixture
 def service_env(
-    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path
+    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path, vector_store: str
 ) -> dict[str, str]:
     """The environment of the service processes of a test: one data dir, one database, the tiny model."""
     return {
         **os.environ,
         "PAIRANK_DATA_DIR": str(tmp_path / "data"),
         "PAIRANK_DATABASE_URL": database_url,
+        "PAIRANK_VECTOR_STORE": vector_store,
         "PAIRANK_MODEL": str(tiny_model_dir),
         "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
         "PAIRANK_ADMIN_API_KEY": "k",
@@ -113,7 +162,7 @@ def start_worker(service_env: dict[str, str], tmp_path: Path) -> Iterator[Callab
 
 @pytest.fixture
 def make_settings(
-    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path
+    tmp_path: Path, database_url: str, tiny_model_dir: Path, export_cache_dir: Path, vector_store: str
 ) -> Callable[..., Settings]:
     """Settings on the test database and the tiny model; keyword arguments override fields."""
 
@@ -121,6 +170,7 @@ def make_settings(
         values: dict[str, Any] = {
             "data_dir": tmp_path / "data",
             "database_url": database_url,
+            "vector_store": vector_store,
             "model": str(tiny_model_dir),
             "model_cache_dir": export_cache_dir,
             # Several runtimes share one database in some tests; each keeps its own model unless asked.

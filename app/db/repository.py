@@ -70,9 +70,9 @@ class CorpusRepository:
         query = select(Corpus).where(Corpus.name == name)
         return self.session.scalar(query.with_for_update() if lock else query)
 
-    def get_by_id(self, corpus_id: int) -> Corpus | None:
-        """The corpus with this database id, or None."""
-        return self.session.get(Corpus, corpus_id)
+    def get_by_id(self, corpus_id: int, *, lock: bool = False) -> Corpus | None:
+        """The corpus with this database id, or None; `lock` as in `get`."""
+        return self.session.get(Corpus, corpus_id, with_for_update=lock)
 
     def all(self) -> list[Corpus]:
         """Every corpus (each with its maintained document count), by name."""

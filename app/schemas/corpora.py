@@ -90,6 +90,7 @@ class IndexStatus(BaseModel):
     """GET /v1/corpora/{name}/index: this worker's index of the corpus for the serving model."""
 
     model: str
+    store: str = Field("faiss", description="faiss (this worker's index) or pgvector (rows in PostgreSQL).")
     spec: dict[str, Any]
     structure: str = Field(description="What is built now: flat, hnsw or ivf.")
     size: int = Field(description="Documents in the index.")
@@ -103,6 +104,7 @@ class IndexStatus(BaseModel):
     changes_since_checkpoint: int
     recall_at_10: float | None = Field(description="Measured at the last checkpoint (ANN only; 1.0 exact).")
     lexical: LexicalStatus = Field(description="The BM25 index kept beside the vectors.")
+    database_bytes: int | None = Field(None, description="pgvector: size of the corpus's HNSW index.")
 
 
 class CorpusList(BaseModel):

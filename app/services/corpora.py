@@ -14,9 +14,9 @@ from app.db.models import Corpus, Document
 from app.db.repository import KEEP_METADATA, CorpusRepository, DocumentInput, DocumentRepository
 from app.services.encoder import text_sha256
 from app.services.errors import InvalidInputError, NotFoundError
-from app.services.index_store import CorpusIndex
 from app.services.limits import check_count, check_text
 from app.services.runtime import Runtime, ServingState
+from app.services.vector_store import CorpusVectors
 from indexes.snapshot import delete_corpus_snapshots
 from indexes.spec import IndexSpec
 
@@ -119,7 +119,7 @@ class CorpusService:
                 return self._upsert_locked(name, inputs, state, opened)
 
     def _upsert_locked(
-        self, name: str, inputs: list[DocumentInput], state: ServingState, opened: CorpusIndex
+        self, name: str, inputs: list[DocumentInput], state: ServingState, opened: CorpusVectors
     ) -> UpsertCounts:
         with transaction(self.runtime.sessions) as session:
             corpus = require_corpus(session, name, lock=True)  # writers of one corpus take turns
@@ -135,12 +135,14 @@ class CorpusService:
             vectors = state.encoder.encode_bulk(
                 [item.text for item in to_encode], label=f"upsert into {name}"
             )
+            previous_mark = int(corpus.change_seq)
             inserted, updated, changed = repository.upsert(inputs, existing)
             if inserted or updated:
                 CorpusRepository(session).touch(corpus)
             total = CorpusRepository(session).count_documents(corpus)
             vector_of = {item.external_id: vector for item, vector in zip(to_encode, vectors, strict=True)}
             known = {row.id: (row.text_sha256, vector_of[row.external_id]) for row in changed}
+            state.indexes.record_write(session, corpus, previous_mark, known)
         # Committed: the index follows the log (this write, and any other worker's before it).
         state.indexes.catch_up(opened, known)
         return UpsertCounts(inserted, updated, len(inputs) - inserted - updated, total, state.model_version)
@@ -210,6 +212,8 @@ class CorpusService:
                         raise NotFoundError(
                             f"document {doc_id!r} does not exist in corpus {name!r}", field="id"
                         )
+                    previous_mark = int(corpus.change_seq)
                     repository.delete(document)
                     CorpusRepository(session).touch(corpus)
+                    state.indexes.record_write(session, corpus, previous_mark, {})
                 state.indexes.catch_up(opened)

@@ -33,6 +33,10 @@ class LimitExceededError(ServiceError):
         self.actual = actual
 
 
+class ConfigurationError(ServiceError):
+    """The settings and the environment disagree (raised at start-up, with what to change)."""
+
+
 class NotReadyError(ServiceError):
     """The model or the indexes are still loading (503)."""
 

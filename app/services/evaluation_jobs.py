@@ -72,7 +72,7 @@ def _corpus_run(state: ServingState, sessions: sessionmaker[Session], spec: Eval
             raise RuntimeError(f"corpus {spec.corpus!r} was deleted during the evaluation")
         documents = DocumentRepository(session, corpus)
         if spec.mode == "retrieval":
-            hits = opened.index.search(vectors, spec.top_k)
+            hits = opened.search(vectors, spec.top_k)
             external = documents.by_ids([d for row in hits for d, _ in row])
             return {
                 query_id: {external[d][0]: score for d, score in row if d in external}

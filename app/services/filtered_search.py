@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.repository import CorpusRepository, DocumentRepository
 from app.services.errors import NotFoundError
-from app.services.index_store import CorpusIndex, IndexStore
+from app.services.vector_store import CorpusVectors, VectorStore
 
 EXACT_LIMIT = 50_000
 Hits = list[tuple[int, float]]
@@ -39,8 +39,8 @@ def top_k(ids: Sequence[int], scores: np.ndarray, k: int) -> Hits:
 
 
 def filtered_search(
-    indexes: IndexStore,
-    opened: CorpusIndex,
+    indexes: VectorStore,
+    opened: CorpusVectors,
     sessions: sessionmaker[Session],
     queries: np.ndarray,
     k: int,
@@ -57,9 +57,9 @@ def filtered_search(
     for query in queries:
         depth = max(4 * k, 100)
         while True:
-            hits = opened.index.search(query[None], depth)[0]
+            hits = opened.search(query[None], depth)[0]
             kept = [(doc_id, score) for doc_id, score in hits if doc_id in allowed]
-            if len(kept) >= k or depth >= len(opened.index):
+            if len(kept) >= k or depth >= opened.size():
                 results.append(kept[:k])
                 break
             depth *= 4

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from app.services.index_store import CorpusIndex, IndexStore
+from app.services.vector_store import CorpusVectors, VectorStore
 from indexes.fusion import FusedHit, RankingSetting, fuse
 
 # The lexical weight of a `hybrid` request that names none and has no calibration: between the best
@@ -47,8 +47,8 @@ def resolve_mode(
 
 
 def _complete(
-    indexes: IndexStore,
-    opened: CorpusIndex,
+    indexes: VectorStore,
+    opened: CorpusVectors,
     query: str,
     vector: np.ndarray,
     candidates: Sequence[int],
@@ -66,8 +66,8 @@ def _complete(
 
 
 def search_corpus(
-    indexes: IndexStore,
-    opened: CorpusIndex,
+    indexes: VectorStore,
+    opened: CorpusVectors,
     query: str,
     vector: np.ndarray,
     k: int,
@@ -89,8 +89,8 @@ def search_corpus(
 
 
 def rerank(
-    indexes: IndexStore,
-    opened: CorpusIndex,
+    indexes: VectorStore,
+    opened: CorpusVectors,
     query: str,
     vector: np.ndarray,
     candidates: Sequence[int],

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
@@ -25,16 +25,19 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.repository import ChangeLog, CorpusRepository, DocumentRepository
 from app.services.errors import NotFoundError
 from app.services.lexical_store import lexical_operations, open_lexical, save_lexical
+from app.services.vector_store import Hits, KnownVectors
 from indexes.checkpoint import checkpoint, rebase
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import ModelIdentity, delete_corpus_snapshots, load_snapshot, snapshot_dir
 from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex
 
+if TYPE_CHECKING:
+    from app.db.models import Corpus
+
 log = logging.getLogger(__name__)
 _LOG_PAGE = 5000
 Encode = Callable[..., np.ndarray]
-KnownVectors = dict[int, tuple[str, np.ndarray]]  # document id -> (text hash, vector) encoded by a writer
 
 
 @dataclass
@@ -51,6 +54,18 @@ class CorpusIndex:
     last_checkpoint_seconds: float | None = None
     recall_at_10: float | None = None
     structure: str = "flat"
+
+    def search(self, queries: np.ndarray, k: int) -> list[Hits]:
+        """Top k (id, cosine) per query row, best first."""
+        return self.index.search(queries, k)
+
+    def search_one(self, vector: np.ndarray, k: int) -> Hits:
+        """Top k for one query; concurrent single queries share one matrix product."""
+        return self.index.combined.search(vector, k)
+
+    def size(self) -> int:
+        """Number of searchable vectors."""
+        return len(self.index)
 
 
 class IndexStore:
@@ -166,6 +181,12 @@ class IndexStore:
                 index.apply([(pk, vector, mark) for (pk, _), vector in zip(batch, vectors, strict=True)])
         index.hwm = mark
         return index
+
+    def record_write(self, session: Session, corpus: Corpus, previous_mark: int, known: KnownVectors) -> None:
+        """Nothing: this store's vectors follow the committed log (`catch_up`), outside the transaction."""
+
+    def activated(self, previous_version: str | None) -> None:
+        """Nothing: other models' snapshots are folders on disk, pruned with their model's files."""
 
     # --- following the log ---------------------------------------------------------------------------
     def catch_up(self, opened: CorpusIndex, known: KnownVectors | None = None) -> int:
@@ -287,6 +308,7 @@ class IndexStore:
         index = opened.index
         base, delta = index.base, index.delta
         return {
+            "store": "faiss",
             "spec": index.spec.to_dict(),
             "structure": opened.structure,
             "size": len(index),

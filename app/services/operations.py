@@ -46,7 +46,7 @@ class OperationsService:
                 precision=encoder.precision,
                 encoder=encoder.describe(),
                 encoder_queue=encoder.batcher.queued_texts,
-                indexes={opened.name: len(opened.index) for opened in state.indexes.opened()},
+                indexes={opened.name: opened.size() for opened in state.indexes.opened()},
             )
             status = "unavailable" if problem else "ready"
         else:
@@ -78,5 +78,5 @@ class OperationsService:
                 age = (now - opened.last_checkpoint).total_seconds()
                 scrape.checkpoint_age_seconds[opened.name] = round(age, 3)
             scrape.changes_since_checkpoint[opened.name] = opened.changes_since_checkpoint
-            scrape.index_vectors[opened.name] = len(opened.index)
+            scrape.index_vectors[opened.name] = opened.size()
         return scrape

@@ -20,9 +20,9 @@ from app.services.hybrid import (
     resolve_mode,
     search_corpus,
 )
-from app.services.index_store import CorpusIndex
 from app.services.limits import check_count, check_text, check_texts
 from app.services.runtime import Runtime
+from app.services.vector_store import CorpusVectors
 from indexes.fusion import FusedHit
 
 
@@ -80,7 +80,7 @@ class RankingService:
         self.settings = runtime.settings
 
     def _resolve(
-        self, opened: CorpusIndex, hits: Sequence[tuple[int, float]], metadata: bool = False
+        self, opened: CorpusVectors, hits: Sequence[tuple[int, float]], metadata: bool = False
     ) -> list[RankedItem]:
         # Ids and texts come from the database, the source of truth; a hit deleted meanwhile is dropped.
         with self.runtime.sessions() as session:
@@ -92,7 +92,7 @@ class RankingService:
         ]
 
     def _resolve_fused(
-        self, opened: CorpusIndex, hits: Sequence[FusedHit], metadata: bool
+        self, opened: CorpusVectors, hits: Sequence[FusedHit], metadata: bool
     ) -> list[RankedItem]:
         parts = {hit.doc_id: hit for hit in hits}
         with self.runtime.sessions() as session:
@@ -110,7 +110,7 @@ class RankingService:
 
     def _fused_search(
         self,
-        opened: CorpusIndex,
+        opened: CorpusVectors,
         query: str,
         vector: np.ndarray,
         k: int,
@@ -127,7 +127,7 @@ class RankingService:
             ]
             allowed = set(matching_ids(sessions, opened.corpus_id, conditions))
         else:
-            dense_hits = opened.index.combined.search(vector, pool) if how.mode == "hybrid" else []
+            dense_hits = opened.search_one(vector, pool) if how.mode == "hybrid" else []
         return search_corpus(state.indexes, opened, query, vector, k, how, dense_hits, allowed)
 
     def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
@@ -178,7 +178,7 @@ class RankingService:
             sessions = self.runtime.sessions
             hits = filtered_search(state.indexes, opened, sessions, query_vector, k, conditions)[0]
         else:
-            hits = opened.index.combined.search(query_vector[0], k)
+            hits = opened.search_one(query_vector[0], k)
         return Ranking(self._resolve(opened, hits, include_metadata), state.model_version)
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
@@ -231,7 +231,7 @@ class RankingService:
             sessions = self.runtime.sessions
             all_hits = filtered_search(state.indexes, opened, sessions, vectors, k + 1, conditions)
         else:
-            all_hits = opened.index.search(vectors, k + 1)
+            all_hits = opened.search(vectors, k + 1)
         results = []
         for (own_id, text), hits in zip(inputs, all_hits, strict=True):
             resolved = self._resolve(opened, [(d, s) for d, s in hits if s >= used], include_metadata)

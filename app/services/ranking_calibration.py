@@ -110,7 +110,7 @@ def live_candidates(
     for query_id, vector in zip(query_ids, vectors, strict=True):
         text = dataset.queries[query_id]
         if mode == "retrieval":
-            dense_hits = opened.index.combined.search(vector, CANDIDATES)
+            dense_hits = opened.search_one(vector, CANDIDATES)
             all_hits[query_id] = search_corpus(
                 state.indexes, opened, text, vector, 2 * CANDIDATES, hybrid, dense_hits
             )

@@ -15,7 +15,7 @@ from app.db.engine import transaction
 from app.observability.metrics import ENCODER_METRICS
 from app.services.encoder import Encoder
 from app.services.errors import NotReadyError
-from app.services.index_store import IndexStore
+from app.services.vector_store import VectorStore, open_store
 from encoders.batcher import BatchingConfig
 from encoders.loader import EncoderOptions
 from pairank.locks import SharedExclusiveLock
@@ -30,7 +30,7 @@ class ServingState:
     """One model and the indexes built with it; a request reads it once, so it never mixes two models."""
 
     encoder: Encoder
-    indexes: IndexStore
+    indexes: VectorStore
 
     @property
     def model_version(self) -> str:
@@ -114,7 +114,7 @@ class Serving:
     ) -> ServingState:
         """Open (map and replay, or build) every corpus index for a model; nothing is served yet."""
         encoder = encoder or self.load_encoder(spec)
-        store = IndexStore(self.settings.index_dir, encoder, self.sessions)
+        store = open_store(self.settings, encoder, self.sessions)
         store.open_all(on_corpus)
         return ServingState(encoder=encoder, indexes=store)
 
@@ -143,6 +143,8 @@ class Serving:
             old, self._state = self._state, new_state
             self._ready.set()
         log.info("now serving model %s", new_state.model_version)
+        if activate:
+            new_state.indexes.activated(old.model_version if old is not None else None)
         if old is not None and old.encoder is not new_state.encoder:
             # Requests that read the old state a moment ago may still be encoding with it.
             retire = threading.Timer(_RETIRE_AFTER_SECONDS, old.encoder.close)

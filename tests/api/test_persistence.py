@@ -33,6 +33,7 @@ def opening_log(caplog: pytest.LogCaptureFixture) -> list[str]:
     return [re.sub(r" \(\d+\.\d+ s\)", "", m) for m in messages if "mapped" in m or "built" in m]
 
 
+@pytest.mark.usefixtures("faiss_only")
 def test_restart_maps_the_snapshot_without_reencoding(
     make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -54,6 +55,7 @@ def test_restart_maps_the_snapshot_without_reencoding(
     assert status["structure"] == "flat" and status["mapped_bytes"] == 4 * status["dimension"] * 4
 
 
+@pytest.mark.usefixtures("faiss_only")
 def test_changes_committed_after_the_last_checkpoint_are_replayed(
     make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -129,6 +131,7 @@ def test_a_corpus_another_worker_created_is_opened_not_answered_empty(make_clien
     assert [r["id"] for r in results][:1] == ["c2"] and len(results) == 3
 
 
+@pytest.mark.usefixtures("faiss_only")
 def test_names_that_slugify_alike_keep_their_own_snapshots(
     make_client: ClientFactory, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -2,47 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
-
 import pytest
 
-from app.config import Settings
 from app.db.admin_repository import ModelRepository
-from app.db.migrate import upgrade_to_head
 from app.services.corpora import CorpusService
 from app.services.errors import NotReadyError
 from app.services.ranking import RankingService
-from app.services.registry import active_model_spec, register_model
+from app.services.registry import register_model
 from app.services.runtime import Runtime
 from pairank.models import resolve_model
+from tests.services.conftest import RuntimeFactory, serve
 from tests.tiny_model import build_tiny_model
 
 CLAIMS = [("c1", "5G towers spread the coronavirus"), ("c2", "Drinking bleach cures covid")]
-RuntimeFactory = Callable[..., Runtime]
-
-
-@pytest.fixture
-def make_runtime(make_settings: Callable[..., Settings]) -> Iterator[RuntimeFactory]:
-    """Runtimes on one migrated database and data dir, with no background threads (tests drive them)."""
-    opened: list[Runtime] = []
-
-    def factory(**overrides: Any) -> Runtime:
-        settings = make_settings(embedded_worker=False, **overrides)
-        upgrade_to_head(settings.resolved_database_url)
-        runtime = Runtime(settings)
-        opened.append(runtime)
-        return runtime
-
-    yield factory
-    for runtime in opened:
-        runtime.close()
-
-
-def serve(runtime: Runtime) -> None:
-    """What the loader thread does, in the test's thread: serve the registry's active model."""
-    spec = active_model_spec(runtime.sessions, runtime.settings.model)
-    runtime.serving.start(runtime.serving.build_state(spec))
 
 
 def ranked_ids(runtime: Runtime, corpus: str, query: str) -> list[str]:

@@ -1,0 +1,383 @@
+"""The pgvector adapter of the vector-store port: vectors live in PostgreSQL beside their documents.
+
+A worker keeps no vector state: every request reads the corpus's change mark and the space's mark in
+one query and searches the database, so replicas see each other's writes at once. A writer stores the
+vectors of the texts it changed in the same transaction as the documents (text and vector never
+disagree) and moves the space's mark with the corpus's. A process serving another model (during a
+swap, or a rollback to a kept model) replays the change log after its space's mark, encoding only the
+documents whose stored vector is not of their current text; the vector writes and the mark move under
+the corpus row's lock, the same lock writers take, so a slow replay never overwrites a newer vector.
+The BM25 index is still per process (README, "Scaling out"), caught up on the same per-request check.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.engine import transaction
+from app.db.models import Corpus
+from app.db.repository import ChangeLog, CorpusRepository, DocumentRepository
+from app.db.vector_repository import (
+    Space,
+    VectorRepository,
+    build_hnsw,
+    copy_rows,
+    drop_hnsw_index,
+    drop_hnsw_indexes,
+    ensure_vector_schema,
+    hnsw_index_name,
+)
+from app.services.encoder import text_sha256
+from app.services.errors import NotFoundError
+from app.services.lexical_store import lexical_operations, open_lexical, save_lexical
+from app.services.vector_store import Hits, KnownVectors
+from indexes.lexical import LexicalIndex
+from indexes.snapshot import delete_corpus_snapshots
+from indexes.spec import IndexSpec
+
+log = logging.getLogger(__name__)
+_LOG_PAGE = 5000
+_BUILD_BATCH = 2048
+# Below this many vectors a sequential scan of the space is exact and about as fast as HNSW (a few
+# ms); above it the space gets its HNSW graph (benchmarks/vector_stores.md).
+HNSW_FROM_ROWS = 10_000
+EF_SEARCH_LIMIT = 1000  # pgvector's largest hnsw.ef_search: deeper searches are exact scans
+
+
+@dataclass
+class PgCorpus:
+    """One corpus's space for the serving model, and this process's BM25 index of it."""
+
+    corpus_id: int
+    name: str
+    space: Space
+    spec: IndexSpec
+    store: PgVectorStore
+    lexical: LexicalIndex = field(default_factory=LexicalIndex)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    hnsw: bool = False
+    changes_since_checkpoint: int = 0
+    last_checkpoint: datetime | None = None
+
+    def search(self, queries: np.ndarray, k: int) -> list[Hits]:
+        """Top k (id, cosine) per query row, best first."""
+        return self.store.search(self, queries, k)
+
+    def search_one(self, vector: np.ndarray, k: int) -> Hits:
+        """Top k for one query."""
+        return self.store.search(self, np.asarray(vector)[None, :], k)[0]
+
+    def size(self) -> int:
+        """Documents of the corpus (the maintained count: every one has a vector once caught up)."""
+        return self.store.size(self)
+
+
+class PgVectorStore:
+    """Every corpus's vectors for one encoder, in PostgreSQL."""
+
+    def __init__(self, root: Path, encoder: Any, sessions: sessionmaker[Session]) -> None:
+        self.root = root
+        self.encoder = encoder
+        self.sessions = sessions
+        self.version: str = encoder.version
+        self.dimension = int(encoder.dimension)
+        self._by_id: dict[int, PgCorpus] = {}
+        self._guard = threading.Lock()
+        self._opening: dict[int, threading.Lock] = {}
+        with transaction(sessions) as session:
+            ensure_vector_schema(session.connection())
+
+    @property
+    def engine(self) -> Engine:
+        """The database engine (index builds run outside transactions)."""
+        bind = self.sessions.kw["bind"]
+        assert isinstance(bind, Engine)
+        return bind
+
+    # --- opening ---------------------------------------------------------------------------------
+    def open_all(self, on_corpus: Callable[[int, int, str], None] | None = None) -> None:
+        """Build (or resume) every corpus's space for this model; `on_corpus(done, total, name)` first."""
+        with self.sessions() as session:
+            marks = CorpusRepository(session).marks()
+        for done, mark in enumerate(marks):
+            if on_corpus is not None:
+                on_corpus(done, len(marks), mark.name)
+            self._open(mark.id)
+
+    def get(self, name: str) -> PgCorpus:
+        """The corpus, caught up with every committed write (one query when nothing changed)."""
+        with self.sessions() as session:
+            fresh = VectorRepository(session).freshness(name, self.version)
+        if fresh is None:
+            raise NotFoundError(f"corpus {name!r} does not exist", field="name")
+        with self._guard:
+            opened = self._by_id.get(fresh.corpus_id)
+        if opened is None:
+            return self._open(fresh.corpus_id)
+        if fresh.space is None or not fresh.space.ready:
+            self.forget(fresh.corpus_id)  # retired by an activation elsewhere: rebuild
+            return self._open(fresh.corpus_id)
+        if min(fresh.space.hwm, opened.lexical.hwm) < fresh.change_seq:
+            self.catch_up(opened)
+        return opened
+
+    def opened(self) -> list[PgCorpus]:
+        """The corpora this process has opened."""
+        with self._guard:
+            return list(self._by_id.values())
+
+    def _open(self, corpus_id: int) -> PgCorpus:
+        with self._guard:
+            gate = self._opening.setdefault(corpus_id, threading.Lock())
+        with gate:
+            with self._guard:
+                if corpus_id in self._by_id:
+                    return self._by_id[corpus_id]
+            opened = self._load(corpus_id)
+            with self._guard:
+                self._by_id[corpus_id] = opened
+            return opened
+
+    def _load(self, corpus_id: int) -> PgCorpus:
+        with transaction(self.sessions) as session:
+            corpus = CorpusRepository(session).get_by_id(corpus_id)
+            if corpus is None:
+                raise NotFoundError(f"corpus {corpus_id} was deleted", field="name")
+            name, spec, mark = corpus.name, IndexSpec.from_dict(corpus.index_spec), int(corpus.change_seq)
+            space = VectorRepository(session).create_space(corpus_id, self.version, self.dimension)
+        started = time.monotonic()
+        if not space.ready:
+            space = self._build(space, name, mark)
+        opened = PgCorpus(corpus_id, name, space, spec, self)
+        opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
+        self.catch_up(opened)
+        with self.sessions() as session:
+            opened.hnsw = VectorRepository(session).has_hnsw(space)
+        if self._wants_hnsw(opened):
+            self.checkpoint(opened)
+        log.info("vectors %s: space %d ready (%.1f s)", name, space.id, time.monotonic() - started)
+        return opened
+
+    def _build(self, space: Space, name: str, mark: int) -> Space:
+        # Resumable: only documents without a vector of their current text are encoded, batch by batch,
+        # each committed; documents changed after `mark` are replayed from the log afterwards.
+        after = 0
+        while True:
+            with self.sessions() as session:
+                batch = VectorRepository(session).stale_documents(space, after, _BUILD_BATCH)
+            if not batch:
+                break
+            vectors = self.encoder.encode_bulk([body for _, _, body in batch], label=f"corpus {name}")
+            with transaction(self.sessions) as session:
+                copy_rows(session, space, [(d, h, v) for (d, h, _), v in zip(batch, vectors, strict=True)])
+            after = batch[-1][0]
+        with transaction(self.sessions) as session:
+            repository = VectorRepository(session)
+            repository.mark_ready(space, mark)
+            ready = repository.space(space.corpus_id, space.model_version)
+        assert ready is not None
+        return ready
+
+    # --- writes and the log ----------------------------------------------------------------------
+    def record_write(self, session: Session, corpus: Corpus, previous_mark: int, known: KnownVectors) -> None:
+        """In the writer's transaction: the new texts' vectors, and the mark if it stood at the last write."""
+        with self._guard:
+            opened = self._by_id.get(int(corpus.id))
+        if opened is None:
+            return  # not opened by this process: readers replay the log
+        repository = VectorRepository(session)
+        repository.upsert(opened.space, [(d, sha, vector) for d, (sha, vector) in known.items()])
+        repository.advance(opened.space.id, int(corpus.change_seq), only_from=previous_mark)
+
+    def catch_up(self, opened: PgCorpus, known: KnownVectors | None = None) -> int:
+        """Replay the log after the space's (and the BM25 index's) mark; returns entries applied."""
+        applied = 0
+        with opened.lock:
+            while True:
+                entries, need, texts, space_mark = self._pending(opened)
+                if not entries:
+                    return applied
+                encoded = [(d, texts[d][1]) for d in need if d in texts]
+                vectors = self.encoder.encode_bulk([t for _, t in encoded], label=f"changes to {opened.name}")
+                last = int(entries[-1].seq)
+                with transaction(self.sessions) as session:
+                    if CorpusRepository(session).get_by_id(opened.corpus_id, lock=True) is None:
+                        return applied
+                    repository = VectorRepository(session)
+                    current = repository.document_hashes([d for d, _ in encoded])
+                    rows = [(d, text_sha256(t), v) for (d, t), v in zip(encoded, vectors, strict=True)]
+                    # A text changed again since it was read: its newer entry is replayed next round.
+                    repository.upsert(opened.space, [r for r in rows if current.get(r[0]) == r[1]])
+                    if last > space_mark:
+                        repository.advance(opened.space.id, last)
+                lexical_entries = {e.document_id: e for e in entries if e.seq > opened.lexical.hwm}
+                upserts, deletes = lexical_operations(lexical_entries, texts)
+                opened.lexical.apply(upserts, deletes, hwm=last)
+                opened.changes_since_checkpoint += len(lexical_entries)
+                applied += len(entries)
+                if len(entries) < _LOG_PAGE:
+                    return applied
+
+    def _pending(self, opened: PgCorpus) -> tuple[list[Any], list[int], dict[int, tuple[str, str]], int]:
+        """(log entries after the lower mark, documents to encode, texts wanted, the space's mark)."""
+        with self.sessions() as session:
+            corpus = CorpusRepository(session).get_by_id(opened.corpus_id)
+            repository = VectorRepository(session)
+            space = repository.space(opened.corpus_id, self.version)
+            if corpus is None or space is None:
+                return [], [], {}, 0
+            entries = ChangeLog(session, corpus).since(min(space.hwm, opened.lexical.hwm), _LOG_PAGE)
+            final = {e.document_id: e for e in entries if e.seq > space.hwm and e.op == "upsert"}
+            stored = repository.hashes(space, list(final))
+            need = [d for d, e in final.items() if stored.get(d) != e.text_sha256]
+            wanted = set(need) | {e.document_id for e in entries if e.seq > opened.lexical.hwm}
+            texts = DocumentRepository(session, corpus).by_ids(sorted(wanted))
+        return entries, need, texts, int(space.hwm)
+
+    def follow(self) -> None:
+        """Catch up every opened corpus that another process wrote to (requests check for themselves)."""
+        for opened in self.opened():
+            with self.sessions() as session:
+                fresh = VectorRepository(session).freshness(opened.name, self.version)
+                opened.hnsw = VectorRepository(session).has_hnsw(opened.space)
+            if fresh is None or fresh.corpus_id != opened.corpus_id:
+                self.forget(opened.corpus_id)
+            elif fresh.space is None or min(fresh.space.hwm, opened.lexical.hwm) < fresh.change_seq:
+                self.catch_up(opened)
+
+    def forget(self, corpus_id: int) -> None:
+        """Drop a corpus from this process's memory."""
+        with self._guard:
+            self._by_id.pop(corpus_id, None)
+
+    def drop(self, corpus_id: int) -> None:
+        """After a corpus's deletion (its rows went with it): its HNSW indexes and BM25 files."""
+        self.forget(corpus_id)
+        drop_hnsw_indexes(self.engine, corpus_id)
+        delete_corpus_snapshots(self.root, corpus_id)
+
+    # --- reads -----------------------------------------------------------------------------------
+    def search(self, opened: PgCorpus, queries: np.ndarray, k: int) -> list[Hits]:
+        """Top k per query: HNSW with ef_search >= k where the space has its graph, else exact."""
+        ef = max(opened.spec.ef_search, k) if opened.hnsw else None
+        if ef is not None and ef > EF_SEARCH_LIMIT:
+            ef = None
+        with self.sessions() as session:
+            return VectorRepository(session).search(opened.space, queries, k, ef)
+
+    def size(self, opened: PgCorpus) -> int:
+        """The corpus's maintained document count."""
+        with self.sessions() as session:
+            corpus = CorpusRepository(session).get_by_id(opened.corpus_id)
+            return int(corpus.document_count) if corpus is not None else 0
+
+    def present_vectors(self, opened: PgCorpus, doc_ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        """(ids found, their vectors): documents deleted meanwhile are left out."""
+        with self.sessions() as session:
+            found = VectorRepository(session).vectors(opened.space, doc_ids)
+        present = [d for d in doc_ids if d in found]
+        matrix = (
+            np.stack([found[d] for d in present]) if present else np.zeros((0, self.dimension), np.float32)
+        )
+        return present, matrix
+
+    def vectors_of(self, opened: PgCorpus, doc_ids: Sequence[int]) -> np.ndarray:
+        """Stored vectors of documents; KeyError naming a missing one."""
+        present, matrix = self.present_vectors(opened, doc_ids)
+        if len(present) < len(doc_ids):
+            self.catch_up(opened)
+            present, matrix = self.present_vectors(opened, doc_ids)
+            if len(present) < len(doc_ids):
+                raise KeyError(next(d for d in doc_ids if d not in set(present)))
+        return matrix
+
+    # --- maintenance ---------------------------------------------------------------------------
+    def _wants_hnsw(self, opened: PgCorpus) -> bool:
+        return opened.spec.type != "flat" and not opened.hnsw and opened.size() >= HNSW_FROM_ROWS
+
+    def due(self, max_changes: int, max_seconds: float) -> list[PgCorpus]:
+        """Corpora that need their HNSW graph, or whose BM25 index has unsaved changes due."""
+        now = datetime.now(UTC)
+        return [
+            opened
+            for opened in self.opened()
+            if self._wants_hnsw(opened)
+            or opened.changes_since_checkpoint >= max_changes
+            or (
+                opened.changes_since_checkpoint > 0
+                and (
+                    opened.last_checkpoint is None
+                    or (now - opened.last_checkpoint).total_seconds() >= max_seconds
+                )
+            )
+        ]
+
+    def checkpoint(self, opened: PgCorpus) -> bool:
+        """Build the space's HNSW graph when due (never blocking writes) and save the BM25 index."""
+        if self._wants_hnsw(opened):
+            started = time.monotonic()
+            try:
+                build_hnsw(self.engine, opened.space, opened.spec.m, opened.spec.ef_construction)
+            except DBAPIError:
+                log.warning("vectors %s: HNSW build raced another process; kept exact search", opened.name)
+                return False
+            opened.hnsw = True
+            log.info("vectors %s: HNSW built (%.1f s)", opened.name, time.monotonic() - started)
+        pending = opened.changes_since_checkpoint
+        save_lexical(self.root, opened.corpus_id, opened.lexical)
+        opened.changes_since_checkpoint = max(0, opened.changes_since_checkpoint - pending)
+        opened.last_checkpoint = datetime.now(UTC)
+        return True
+
+    def describe(self, opened: PgCorpus, corpus_mark: int) -> dict[str, Any]:
+        """What GET /v1/corpora/{name}/index shows."""
+        with self.sessions() as session:
+            repository = VectorRepository(session)
+            space = repository.space(opened.corpus_id, self.version) or opened.space
+            size = repository.count(space)
+            database_bytes = repository.hnsw_bytes(space)
+        return {
+            "store": "pgvector",
+            "spec": opened.spec.to_dict(),
+            "structure": "hnsw" if opened.hnsw else "flat",
+            "size": size,
+            "dimension": self.dimension,
+            "mapped_bytes": 0,
+            "memory_bytes": 0,
+            "last_checkpoint": opened.last_checkpoint,
+            "checkpoint_seconds": None,
+            "high_water_mark": space.hwm,
+            "corpus_change_seq": corpus_mark,
+            "changes_since_checkpoint": opened.changes_since_checkpoint,
+            "recall_at_10": None if opened.hnsw else 1.0,
+            "lexical": {"documents": len(opened.lexical), "high_water_mark": opened.lexical.hwm},
+            "database_bytes": database_bytes,
+        }
+
+    def activated(self, previous_version: str | None) -> None:
+        """Drop the spaces of models other than this one and the previous (kept for rollback)."""
+        keep = [self.version] + ([previous_version] if previous_version else [])
+        with transaction(self.sessions) as session:
+            repository = VectorRepository(session)
+            retired = repository.spaces_of_other_models(keep)
+            for space in retired:
+                repository.delete_space(space)
+        for space in retired:
+            try:
+                drop_hnsw_index(self.engine, hnsw_index_name(space))
+            except DBAPIError:
+                log.warning("could not drop %s; it is unused", hnsw_index_name(space))
+        if retired:
+            log.info("vectors: %d spaces of retired models dropped (kept %s)", len(retired), keep)
