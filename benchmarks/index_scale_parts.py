@@ -32,25 +32,28 @@ from indexes.vector_index import Base, VectorIndex
 from pairank.models import resolve_model
 
 
-def settings_for(folder: Path, model_dir: Path) -> Settings:
-    """The service's settings for one benchmark corpus (SQLite in the folder, the tiny model)."""
-    return Settings(
-        data_dir=folder / "data",
-        model=str(model_dir),
-        sync_seconds=0,
-        checkpoint_seconds=3600,
-        model_cache_dir=folder.parent / "model-exports",
-    )
+def settings_for(folder: Path, model_dir: Path, **overrides: Any) -> Settings:
+    """The service's settings for one benchmark corpus (SQLite in the folder unless overridden)."""
+    values: dict[str, Any] = {
+        "data_dir": folder / "data",
+        "model": str(model_dir),
+        "sync_seconds": 0,
+        "checkpoint_seconds": 3600,
+        "model_cache_dir": folder.parent / "model-exports",
+        **overrides,
+    }
+    return Settings(**values)
 
 
-def seed_database(folder: Path, size: int) -> np.ndarray:
-    """A migrated SQLite database with corpus `bench` of `size` documents; returns their database ids."""
-    settings = settings_for(folder, Path("unused"))
+def seed_database(folder: Path, size: int, index_type: str = "flat", **overrides: Any) -> np.ndarray:
+    """A migrated database with corpus `bench` of `size` documents; returns their database ids."""
+    settings = settings_for(folder, Path("unused"), **overrides)
     upgrade_to_head(settings.resolved_database_url)
     engine = make_engine(settings.resolved_database_url)
     sessions = make_session_factory(engine)
     with transaction(sessions) as session:
-        corpus = CorpusRepository(session).add("bench", "claim", None, IndexSpec(type="flat").to_dict())
+        spec = IndexSpec(type=index_type)  # type: ignore[arg-type]
+        corpus = CorpusRepository(session).add("bench", "claim", None, spec.to_dict())
         corpus_id = corpus.id
     now = datetime.now(UTC)
     with engine.begin() as connection:
