@@ -103,3 +103,21 @@ def _checkpoint_in_progress(root: Path) -> bool:
         if folder.count(os.sep) - str(root).count(os.sep) > 3:
             directories.clear()
     return False
+
+
+@pytest.mark.parametrize("database_url", ["pgvector"], indirect=True)
+def test_pgvector_servers_see_each_others_writes_on_the_next_request(start_server: ServerFactory) -> None:
+    # No follower at all (sync 0): with vectors in PostgreSQL, the next request on the other server
+    # must already see a write, and a killed server loses nothing it acknowledged.
+    first, second = start_server(sync_seconds="0"), start_server(sync_seconds="0")
+    assert first.http.post("/v1/corpora", json={"name": "c", "kind": "claim"}).status_code == 201
+    assert top_ids(second, "anything") == []  # opened while empty
+    for i in range(10):
+        written = {"documents": [{"id": f"d{i}", "text": text_of(i)}]}
+        assert first.http.post("/v1/corpora/c/documents", json=written).status_code == 200
+        assert f"d{i}" in top_ids(second, text_of(i), k=20)  # no wait, no retry
+    assert second.http.delete("/v1/corpora/c/documents/d3").status_code == 204
+    assert "d3" not in top_ids(first, text_of(3), k=20)
+    first.kill()
+    third = start_server(sync_seconds="0")
+    assert len(top_ids(third, text_of(5), k=20)) == 9 and "d5" in top_ids(third, text_of(5), k=20)

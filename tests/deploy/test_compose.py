@@ -93,8 +93,10 @@ def _interpolated(compose: dict[str, Any]) -> dict[str, set[str | None]]:
 
 def test_services(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert set(services) == {"postgres", *API_SERVICES, *WORKER_SERVICES}
-    assert str(services["postgres"]["image"]).startswith("postgres:16")
+    assert set(services) == {"postgres", "proxy", *API_SERVICES, *WORKER_SERVICES}
+    # PostgreSQL 16 with pgvector, where the API keeps its vectors.
+    assert str(services["postgres"]["image"]) == "pgvector/pgvector:pg16"
+    assert _environment(compose["x-api"])["PAIRANK_VECTOR_STORE"] == "pgvector"
     # `docker compose up` with no profile must start the CPU API and the database, nothing else.
     assert "profiles" not in services["api"]
     assert "profiles" not in services["postgres"]
@@ -274,8 +276,8 @@ def test_gpu_profile(compose: dict[str, Any], resolved: dict[str, Any]) -> None:
     assert {k: v for k, v in gpu_env.items() if k != "PAIRANK_DEVICE"} == {
         k: v for k, v in cpu_env.items() if k != "PAIRANK_DEVICE"
     }
-    for key in ("depends_on", "volumes", "ports"):
-        assert gpu[key] == cpu[key], f"api-gpu and api differ in {key}"
+    for key in ("depends_on", "volumes", "expose"):
+        assert gpu.get(key) == cpu.get(key), f"api-gpu and api differ in {key}"
 
 
 def _compose_command() -> list[str] | None:
@@ -305,3 +307,20 @@ def test_docker_compose_accepts_the_file(tmp_path: Path) -> None:
             timeout=60,
         )
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_api_replicas_are_reached_through_the_proxy(
+    compose: dict[str, Any], resolved: dict[str, Any]
+) -> None:
+    services = resolved["services"]
+    # Scalable: no api replica publishes a host port (two would collide); the proxy publishes one.
+    for name in API_SERVICES:
+        assert "ports" not in services[name], f"{name} publishes a port: `--scale api=N` would collide"
+    published = [str(p.get("published") if isinstance(p, dict) else p) for p in services["proxy"]["ports"]]
+    assert published and all("8000" in port for port in published)
+    assert "api" in services["api-gpu"]["networks"]["default"]["aliases"]
+    config = (ROOT / "docker" / "nginx.conf").read_text()
+    assert "resolver 127.0.0.11" in config and "set $api_upstream http://api:8000" in config
+    assert "proxy_pass $api_upstream" in config  # a variable: nginx re-resolves the replicas
+    mounts = _mounts(compose["services"]["proxy"])
+    assert mounts == {"/etc/nginx/conf.d/default.conf": "./docker/nginx.conf"}
