@@ -71,21 +71,32 @@ def _phase(name: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {name}", file=sys.stderr, flush=True)
 
 
-def _search_and_writes(runtime: Any, vectors: np.ndarray, ids: np.ndarray) -> dict[str, Any]:
-    from app.services.corpora import CorpusService
-
-    _phase("search")
+def _measure_search(runtime: Any, vectors: np.ndarray, ids: np.ndarray) -> dict[str, Any]:
+    """k=10 latency of `search_one` as a request makes it (get, then search) and recall against exact."""
     queries = _queries(vectors)
     exact = _exact_top10(vectors, ids, queries)
-    opened = runtime.state().indexes.get("bench")
     for query in queries[:20]:
-        opened.search_one(query, 10)  # warm caches
+        runtime.state().indexes.get("bench").search_one(query, 10)  # warm caches
     latencies, recalls = [], []
     for query, truth in zip(queries, exact, strict=True):
         begun = time.perf_counter()
         hits = runtime.state().indexes.get("bench").search_one(query, 10)
         latencies.append((time.perf_counter() - begun) * 1000)
         recalls.append(len({d for d, _ in hits} & truth) / 10)
+    return {
+        "search_ms": {
+            "p50": round(percentile(latencies, 0.5), 2),
+            "p95": round(percentile(latencies, 0.95), 2),
+        },
+        "recall_at_10": round(float(np.mean(recalls)), 4),
+    }
+
+
+def _search_and_writes(runtime: Any, vectors: np.ndarray, ids: np.ndarray) -> dict[str, Any]:
+    from app.services.corpora import CorpusService
+
+    _phase("search")
+    search = _measure_search(runtime, vectors, ids)
     service = CorpusService(runtime)
     _phase("upserts")
     upserts = []
@@ -94,11 +105,7 @@ def _search_and_writes(runtime: Any, vectors: np.ndarray, ids: np.ndarray) -> di
         service.upsert_documents("bench", [(f"upsert-{i % 50}", f"an updated claim number {i}", None, True)])
         upserts.append((time.perf_counter() - begun) * 1000)
     return {
-        "search_ms": {
-            "p50": round(percentile(latencies, 0.5), 2),
-            "p95": round(percentile(latencies, 0.95), 2),
-        },
-        "recall_at_10": round(float(np.mean(recalls)), 4),
+        **search,
         "structure": service.index_status("bench")["structure"],
         "upsert_ms": {"p50": round(percentile(upserts, 0.5), 2), "p95": round(percentile(upserts, 0.95), 2)},
     }
@@ -159,7 +166,8 @@ def run_pgvector(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray)
 
     from app.db.engine import make_engine, make_session_factory, transaction
     from app.db.repository import CorpusRepository
-    from app.db.vector_repository import VectorRepository, build_hnsw, copy_rows
+    from app.db.vector_repository import VectorRepository, copy_rows
+    from app.db.vector_schema import build_hnsw
     from app.services.runtime import Runtime
     from indexes.spec import IndexSpec
 
@@ -209,6 +217,35 @@ def run_pgvector(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray)
         server.cleanup()
 
 
+def rerun_pgvector_search(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray) -> dict[str, Any]:
+    """Search only, on the database a previous run left (no rebuild): for a measurement on an idle box."""
+    import pgserver
+    from sqlalchemy import text
+
+    from app.db.engine import make_engine
+
+    folder = workdir / f"pgvector-{size}"
+    server = pgserver.get_server(folder / "pg", cleanup_mode="stop")
+    try:
+        url = f"postgresql+psycopg://postgres@/postgres?host={folder / 'pg'}"
+        engine = make_engine(url)
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT id FROM documents ORDER BY id LIMIT :n"), {"n": size})
+            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=size)
+        engine.dispose()
+        settings = settings_for(
+            folder, model_dir, database_url=url, vector_store="pgvector", sync_seconds=1.0
+        )
+        runtime = _start(settings)
+        try:
+            search = _measure_search(runtime, vectors, ids)
+        finally:
+            runtime.close()
+        return {"store": "pgvector (search rerun, idle box)", "size": size, **search}
+    finally:
+        server.cleanup()
+
+
 def _spec(model_dir: Path) -> Any:
     from pairank.models import resolve_model
 
@@ -230,6 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, default=REPO / "data" / "bench-vector-stores")
     parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent)
+    parser.add_argument(
+        "--rerun-search",
+        action="store_true",
+        help="pgvector search only, on the databases a previous run left; appended to the report",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, str(REPO))
     from tests.tiny_model import build_tiny_model
@@ -237,6 +279,17 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = args.workdir / "tiny-model"
     if not (model_dir / "modules.json").is_file():
         build_tiny_model(model_dir, hidden_size=DIMENSION, num_layers=1, seed=0)
+    if args.rerun_search:
+        report = args.output_dir / "vector_stores.json"
+        payload = json.loads(report.read_text())
+        for size in args.sizes:
+            rerun = rerun_pgvector_search(size, args.workdir, model_dir, synthetic_vectors(size, DIMENSION))
+            rerun["command"] = command_line("vector_stores.py", argv)
+            payload["results"].append(rerun)
+            print(json.dumps(rerun), file=sys.stderr, flush=True)
+        report.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        (args.output_dir / "vector_stores.md").write_text(to_markdown(payload), encoding="utf-8")
+        return 0
     results = []
     for size in args.sizes:
         vectors = synthetic_vectors(size, DIMENSION)
@@ -269,6 +322,12 @@ def to_markdown(payload: dict[str, Any]) -> str:
         "|---|---:|---|---:|---:|---:|---:|---:|",
     ]
     for r in payload["results"]:
+        if "read_after_write" not in r:
+            lines.append(
+                f"| {r['store']} | {r['size']:,} | hnsw | {r['search_ms']['p50']} / {r['search_ms']['p95']} "
+                f"| {r['recall_at_10']:.3f} | | | |"
+            )
+            continue
         raw, search = r["read_after_write"], r["search_ms"]
         lines.append(
             f"| {r['store']} | {r['size']:,} | {r['structure']} | {search['p50']} / {search['p95']} "

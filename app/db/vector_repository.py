@@ -10,61 +10,14 @@ partial index only against literal predicates.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import Connection, Engine, text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.services.errors import ConfigurationError
-
-SCHEMA_SQL = (
-    """CREATE TABLE IF NOT EXISTS vector_spaces (
-        id SERIAL PRIMARY KEY,
-        corpus_id INTEGER NOT NULL REFERENCES corpora(id) ON DELETE CASCADE,
-        model_version VARCHAR(300) NOT NULL,
-        dimension INTEGER NOT NULL,
-        hwm BIGINT NOT NULL DEFAULT 0,
-        ready BOOLEAN NOT NULL DEFAULT false,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-        CONSTRAINT uq_vector_spaces_corpus_model UNIQUE (corpus_id, model_version))""",
-    """CREATE TABLE IF NOT EXISTS document_vectors (
-        space_id INTEGER NOT NULL REFERENCES vector_spaces(id) ON DELETE CASCADE,
-        document_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-        text_sha256 VARCHAR(64) NOT NULL,
-        embedding vector NOT NULL,
-        PRIMARY KEY (space_id, document_id))""",
-    # Deleting a document finds its vectors (one per kept model) through this index.
-    "CREATE INDEX IF NOT EXISTS ix_document_vectors_document ON document_vectors (document_id)",
-)
-MISSING_EXTENSION = (
-    "PAIRANK_VECTOR_STORE=pgvector needs the pgvector extension in this database, and the role may not "
-    "create it ({reason}). Install pgvector on the server (e.g. the pgvector/pgvector:pg16 image) and run, "
-    "as a superuser or the database owner: CREATE EXTENSION IF NOT EXISTS vector;"
-)
-_SAFE_VERSION = re.compile(r"[^a-z0-9]+")
-
-
-def ensure_vector_schema(connection: Connection) -> None:
-    """Create the extension (when the role may) and the vector tables; a clear error otherwise."""
-    installed = connection.scalar(text("SELECT 1 FROM pg_extension WHERE extname = 'vector'"))
-    if not installed:
-        try:
-            with connection.begin_nested():
-                connection.execute(text("CREATE EXTENSION IF NOT EXISTS vector"))
-        except DBAPIError as error:
-            reason = str(error.orig).splitlines()[0] if error.orig else str(error)
-            raise ConfigurationError(MISSING_EXTENSION.format(reason=reason)) from error
-    for statement in SCHEMA_SQL:
-        connection.execute(text(statement))
-
-
-def vector_extension_available(connection: Connection) -> bool:
-    """True when the server has pgvector installed or installable."""
-    return bool(connection.scalar(text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")))
+from app.db.vector_schema import VALIDITY, index_name
 
 
 @dataclass(frozen=True)
@@ -90,7 +43,7 @@ class Freshness:
 
 def hnsw_index_name(space: Space) -> str:
     """The partial HNSW index of a space (named by corpus too, so a deleted corpus's are found)."""
-    return f"ix_dv_hnsw_c{space.corpus_id}_s{space.id}"
+    return index_name(space.corpus_id, space.id)
 
 
 def _register(session: Session) -> None:
@@ -108,7 +61,6 @@ def _space(row: object) -> Space:
 
 _SPACE_COLUMNS = "id, corpus_id, model_version, dimension, hwm, ready"
 _ROWS_OF = "FROM document_vectors WHERE space_id = :s AND document_id = ANY(:ids)"
-_VALIDITY = "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = :n"
 
 
 class VectorRepository:
@@ -279,7 +231,7 @@ class VectorRepository:
         """True when the space's HNSW index exists and is valid (a failed concurrent build is not)."""
         return bool(
             self.session.scalar(
-                text(f"{_VALIDITY} AND pg_catalog.pg_table_is_visible(c.oid)"),
+                text(f"{VALIDITY} AND pg_catalog.pg_table_is_visible(c.oid)"),
                 {"n": hnsw_index_name(space)},
             )
         )
@@ -291,46 +243,6 @@ class VectorRepository:
         return (
             int(self.session.scalar(text("SELECT pg_relation_size(:n)"), {"n": name}) or 0) if found else None
         )
-
-
-def build_hnsw(engine: Engine, space: Space, m: int, ef_construction: int) -> None:
-    """Build the space's HNSW index without blocking writes (CONCURRENTLY: outside any transaction).
-
-    An earlier failed build leaves an invalid index behind; it is dropped first.
-    """
-    name = hnsw_index_name(space)
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        valid = connection.scalar(text(_VALIDITY), {"n": name})
-        if valid is False:
-            connection.execute(text(f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"'))
-        connection.execute(
-            text(
-                f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON document_vectors USING hnsw '
-                f"((embedding::vector({int(space.dimension)})) vector_cosine_ops) "
-                f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
-                f"WHERE space_id = {int(space.id)}"
-            )
-        )
-
-
-def drop_hnsw_index(engine: Engine, name: str) -> None:
-    """Drop one space's HNSW index (its rows are gone; the index would only take space)."""
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        connection.execute(text(f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"'))
-
-
-def drop_hnsw_indexes(engine: Engine, corpus_id: int) -> None:
-    """Drop the HNSW indexes of every space a deleted corpus had."""
-    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
-        names = connection.scalars(
-            text(
-                "SELECT relname FROM pg_class WHERE relkind = 'i' AND relname LIKE :pattern "
-                "AND pg_catalog.pg_table_is_visible(oid)"
-            ),  # fmt: skip
-            {"pattern": f"ix\\_dv\\_hnsw\\_c{int(corpus_id)}\\_s%"},
-        ).all()
-        for name in names:
-            connection.execute(text(f'DROP INDEX CONCURRENTLY IF EXISTS "{name}"'))
 
 
 def copy_rows(

@@ -17,31 +17,22 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import transaction
 from app.db.models import Corpus
 from app.db.repository import ChangeLog, CorpusRepository, DocumentRepository
-from app.db.vector_repository import (
-    Space,
-    VectorRepository,
-    build_hnsw,
-    copy_rows,
-    drop_hnsw_index,
-    drop_hnsw_indexes,
-    ensure_vector_schema,
-    hnsw_index_name,
-)
+from app.db.vector_repository import Space, VectorRepository, copy_rows
+from app.db.vector_schema import drop_hnsw_indexes, ensure_vector_schema
 from app.services.encoder import text_sha256
 from app.services.errors import NotFoundError
-from app.services.lexical_store import lexical_operations, open_lexical, save_lexical
+from app.services.lexical_store import lexical_operations, open_lexical
+from app.services.pgvector_maintenance import SpaceMaintenance
 from app.services.vector_store import Hits, KnownVectors
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import delete_corpus_snapshots
@@ -50,9 +41,6 @@ from indexes.spec import IndexSpec
 log = logging.getLogger(__name__)
 _LOG_PAGE = 5000
 _BUILD_BATCH = 2048
-# Below this many vectors a sequential scan of the space is exact and about as fast as HNSW (a few
-# ms); above it the space gets its HNSW graph (benchmarks/vector_stores.md).
-HNSW_FROM_ROWS = 10_000
 EF_SEARCH_LIMIT = 1000  # pgvector's largest hnsw.ef_search: deeper searches are exact scans
 
 
@@ -84,7 +72,7 @@ class PgCorpus:
         return self.store.size(self)
 
 
-class PgVectorStore:
+class PgVectorStore(SpaceMaintenance):
     """Every corpus's vectors for one encoder, in PostgreSQL."""
 
     def __init__(self, root: Path, encoder: Any, sessions: sessionmaker[Session]) -> None:
@@ -98,13 +86,6 @@ class PgVectorStore:
         self._opening: dict[int, threading.Lock] = {}
         with transaction(sessions) as session:
             ensure_vector_schema(session.connection())
-
-    @property
-    def engine(self) -> Engine:
-        """The database engine (index builds run outside transactions)."""
-        bind = self.sessions.kw["bind"]
-        assert isinstance(bind, Engine)
-        return bind
 
     # --- opening ---------------------------------------------------------------------------------
     def open_all(self, on_corpus: Callable[[int, int, str], None] | None = None) -> None:
@@ -302,82 +283,3 @@ class PgVectorStore:
             if len(present) < len(doc_ids):
                 raise KeyError(next(d for d in doc_ids if d not in set(present)))
         return matrix
-
-    # --- maintenance ---------------------------------------------------------------------------
-    def _wants_hnsw(self, opened: PgCorpus) -> bool:
-        return opened.spec.type != "flat" and not opened.hnsw and opened.size() >= HNSW_FROM_ROWS
-
-    def due(self, max_changes: int, max_seconds: float) -> list[PgCorpus]:
-        """Corpora that need their HNSW graph, or whose BM25 index has unsaved changes due."""
-        now = datetime.now(UTC)
-        return [
-            opened
-            for opened in self.opened()
-            if self._wants_hnsw(opened)
-            or opened.changes_since_checkpoint >= max_changes
-            or (
-                opened.changes_since_checkpoint > 0
-                and (
-                    opened.last_checkpoint is None
-                    or (now - opened.last_checkpoint).total_seconds() >= max_seconds
-                )
-            )
-        ]
-
-    def checkpoint(self, opened: PgCorpus) -> bool:
-        """Build the space's HNSW graph when due (never blocking writes) and save the BM25 index."""
-        if self._wants_hnsw(opened):
-            started = time.monotonic()
-            try:
-                build_hnsw(self.engine, opened.space, opened.spec.m, opened.spec.ef_construction)
-            except DBAPIError:
-                log.warning("vectors %s: HNSW build raced another process; kept exact search", opened.name)
-                return False
-            opened.hnsw = True
-            log.info("vectors %s: HNSW built (%.1f s)", opened.name, time.monotonic() - started)
-        pending = opened.changes_since_checkpoint
-        save_lexical(self.root, opened.corpus_id, opened.lexical)
-        opened.changes_since_checkpoint = max(0, opened.changes_since_checkpoint - pending)
-        opened.last_checkpoint = datetime.now(UTC)
-        return True
-
-    def describe(self, opened: PgCorpus, corpus_mark: int) -> dict[str, Any]:
-        """What GET /v1/corpora/{name}/index shows."""
-        with self.sessions() as session:
-            repository = VectorRepository(session)
-            space = repository.space(opened.corpus_id, self.version) or opened.space
-            size = repository.count(space)
-            database_bytes = repository.hnsw_bytes(space)
-        return {
-            "store": "pgvector",
-            "spec": opened.spec.to_dict(),
-            "structure": "hnsw" if opened.hnsw else "flat",
-            "size": size,
-            "dimension": self.dimension,
-            "mapped_bytes": 0,
-            "memory_bytes": 0,
-            "last_checkpoint": opened.last_checkpoint,
-            "checkpoint_seconds": None,
-            "high_water_mark": space.hwm,
-            "corpus_change_seq": corpus_mark,
-            "changes_since_checkpoint": opened.changes_since_checkpoint,
-            "recall_at_10": None if opened.hnsw else 1.0,
-            "lexical": {"documents": len(opened.lexical), "high_water_mark": opened.lexical.hwm},
-            "database_bytes": database_bytes,
-        }
-
-    def activated(self, previous_version: str | None) -> None:
-        """Drop the spaces of models other than this one and the previous (kept for rollback)."""
-        keep = [self.version] + ([previous_version] if previous_version else [])
-        with transaction(self.sessions) as session:
-            repository = VectorRepository(session)
-            retired = repository.spaces_of_other_models(keep)
-            for space in retired:
-                repository.delete_space(space)
-        for space in retired:
-            try:
-                drop_hnsw_index(self.engine, hnsw_index_name(space))
-            except DBAPIError:
-                log.warning("could not drop %s; it is unused", hnsw_index_name(space))
-        if retired:
-            log.info("vectors: %d spaces of retired models dropped (kept %s)", len(retired), keep)

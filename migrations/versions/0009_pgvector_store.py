@@ -17,7 +17,7 @@ import os
 import sqlalchemy as sa
 from alembic import op
 
-from app.db.vector_repository import ensure_vector_schema
+from app.db.vector_schema import ensure_vector_schema
 
 revision = "0009"
 down_revision = "0008"

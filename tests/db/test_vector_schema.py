@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from sqlalchemy import create_engine
 
 from app.config import Settings
-from app.db.vector_repository import ensure_vector_schema
+from app.db.vector_schema import ensure_vector_schema
 from app.services.errors import ConfigurationError
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from app.db.repository import CorpusRepository
 from app.db.vector_repository import VectorRepository
-from app.services import pgvector_store
+from app.services import pgvector_maintenance
 from app.services.corpora import CorpusService
 from app.services.ranking import RankingService
 from app.services.runtime import Runtime
@@ -83,7 +83,7 @@ def test_a_process_serving_another_model_replays_only_what_it_lacks(writer: Runt
 def test_a_large_space_gets_its_hnsw_graph_and_answers_like_exact_search(
     writer: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pgvector_store, "HNSW_FROM_ROWS", 30)
+    monkeypatch.setattr(pgvector_maintenance, "HNSW_FROM_ROWS", 30)
     documents = {f"d{i}": f"claim number {i} about topic {i % 7} and place {i % 11}" for i in range(60)}
     upsert(writer, documents)
     store = writer.state().indexes
