@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from indexes.spec import IndexSpec
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import command_line, machine, percentile  # noqa: E402
 from index_scale_parts import (  # noqa: E402
@@ -71,12 +73,13 @@ def _phase(name: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {name}", file=sys.stderr, flush=True)
 
 
-def _measure_search(runtime: Any, vectors: np.ndarray, ids: np.ndarray) -> dict[str, Any]:
-    """k=10 latency of `search_one` as a request makes it (get, then search) and recall against exact."""
+def _measure_search(runtime: Any, vectors: np.ndarray, ids: np.ndarray, warm: int = 20) -> dict[str, Any]:
+    """k=10 latency of `search_one` as a request makes it (get, then search) and recall against exact;
+    `warm` other queries first (a restarted database reads its graph from disk until it is cached)."""
     queries = _queries(vectors)
     exact = _exact_top10(vectors, ids, queries)
-    for query in queries[:20]:
-        runtime.state().indexes.get("bench").search_one(query, 10)  # warm caches
+    for query in _queries(vectors, seed=2)[:warm] if warm > 20 else queries[:warm]:
+        runtime.state().indexes.get("bench").search_one(query, 10)
     latencies, recalls = [], []
     for query, truth in zip(queries, exact, strict=True):
         begun = time.perf_counter()
@@ -217,7 +220,9 @@ def run_pgvector(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray)
         server.cleanup()
 
 
-def rerun_pgvector_search(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray) -> dict[str, Any]:
+def rerun_pgvector_search(
+    size: int, workdir: Path, model_dir: Path, vectors: np.ndarray, ef_search: int | None = None
+) -> dict[str, Any]:
     """Search only, on the database a previous run left (no rebuild): for a measurement on an idle box."""
     import pgserver
     from sqlalchemy import text
@@ -227,21 +232,32 @@ def rerun_pgvector_search(size: int, workdir: Path, model_dir: Path, vectors: np
     folder = workdir / f"pgvector-{size}"
     server = pgserver.get_server(folder / "pg", cleanup_mode="stop")
     try:
+        # The graph into shared_buffers before timing (pg_prewarm ships with PostgreSQL's contrib).
+        server.psql(
+            "CREATE EXTENSION IF NOT EXISTS pg_prewarm; SELECT pg_prewarm(c.oid) FROM pg_class c "
+            "WHERE c.relname LIKE 'ix_dv_hnsw_%' OR c.relname = 'document_vectors';"
+        )
         url = f"postgresql+psycopg://postgres@/postgres?host={folder / 'pg'}"
         engine = make_engine(url)
-        with engine.connect() as connection:
+        with engine.begin() as connection:
             rows = connection.execute(text("SELECT id FROM documents ORDER BY id LIMIT :n"), {"n": size})
             ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=size)
+            if ef_search is not None:  # the corpus's own knob (POST /v1/corpora "index": {"ef_search"})
+                spec = json.dumps(IndexSpec(ef_search=ef_search).to_dict())
+                connection.execute(
+                    text("UPDATE corpora SET index_spec = :s WHERE name = 'bench'"), {"s": spec}
+                )
         engine.dispose()
         settings = settings_for(
             folder, model_dir, database_url=url, vector_store="pgvector", sync_seconds=1.0
         )
         runtime = _start(settings)
         try:
-            search = _measure_search(runtime, vectors, ids)
+            search = _measure_search(runtime, vectors, ids, warm=QUERIES)
         finally:
             runtime.close()
-        return {"store": "pgvector (search rerun, idle box)", "size": size, **search}
+        label = f"pgvector (rerun, idle, warmed, ef_search {ef_search or IndexSpec().ef_search})"
+        return {"store": label, "size": size, **search}
     finally:
         server.cleanup()
 
@@ -267,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, default=REPO / "data" / "bench-vector-stores")
     parser.add_argument("--output-dir", type=Path, default=Path(__file__).resolve().parent)
+    parser.add_argument("--ef-search", type=int, help="with --rerun-search: the corpus's ef_search")
     parser.add_argument(
         "--rerun-search",
         action="store_true",
@@ -283,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         report = args.output_dir / "vector_stores.json"
         payload = json.loads(report.read_text())
         for size in args.sizes:
-            rerun = rerun_pgvector_search(size, args.workdir, model_dir, synthetic_vectors(size, DIMENSION))
+            vectors = synthetic_vectors(size, DIMENSION)
+            rerun = rerun_pgvector_search(size, args.workdir, model_dir, vectors, args.ef_search)
             rerun["command"] = command_line("vector_stores.py", argv)
             payload["results"].append(rerun)
             print(json.dumps(rerun), file=sys.stderr, flush=True)
