@@ -149,14 +149,6 @@ class VectorRepository:
             [{"s": space.id, "d": d, "h": h, "e": np.asarray(e, np.float32)} for d, h, e in rows],
         )
 
-    def delete_rows(self, space: Space, doc_ids: Sequence[int]) -> None:
-        """Remove the space's vectors of these documents."""
-        if doc_ids:
-            self.session.execute(
-                text("DELETE FROM document_vectors WHERE space_id = :s AND document_id = ANY(:ids)"),
-                {"s": space.id, "ids": list(doc_ids)},
-            )
-
     def hashes(self, space: Space, doc_ids: Sequence[int]) -> dict[int, str]:
         """Text hash each stored vector was encoded from."""
         rows = self.session.execute(

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.repository import ChangeLog, CorpusRepository, DocumentRepository
 from app.services.errors import NotFoundError
 from app.services.lexical_store import lexical_operations, open_lexical, save_lexical
-from app.services.vector_store import Hits, KnownVectors
+from app.services.vector_store import Hits, KnownVectors, OpenedCorpora
 from indexes.checkpoint import checkpoint, rebase
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import ModelIdentity, delete_corpus_snapshots, load_snapshot, snapshot_dir
@@ -82,9 +82,7 @@ class IndexStore:
             dimension=encoder.dimension,
             encoder=f"{encoder.backend}-{encoder.precision}",
         )
-        self._by_id: dict[int, CorpusIndex] = {}
-        self._guard = threading.Lock()
-        self._opening: dict[int, threading.Lock] = {}
+        self._corpora: OpenedCorpora[CorpusIndex] = OpenedCorpora()
 
     # --- opening ---------------------------------------------------------------------------------
     def open_all(self, on_corpus: Callable[[int, int, str], None] | None = None) -> None:
@@ -94,7 +92,7 @@ class IndexStore:
         for done, mark in enumerate(marks):
             if on_corpus is not None:
                 on_corpus(done, len(marks), mark.name)
-            self._open(mark.id)
+            self._corpora.open(mark.id, self._load_or_build)
 
     def get(self, name: str) -> CorpusIndex:
         """The corpus's index, opened first if this worker has not opened it yet (never an empty stand-in).
@@ -102,35 +100,19 @@ class IndexStore:
         An opened corpus is found by name without a database query; a corpus another worker deleted is
         forgotten at the next sync, and its documents are gone from the database at once anyway.
         """
-        with self._guard:
-            for candidate in self._by_id.values():
-                if candidate.name == name:
-                    return candidate
+        found = self._corpora.named(name)
+        if found is not None:
+            return found
         with self.sessions() as session:
             corpus = CorpusRepository(session).get(name)
             if corpus is None:
                 raise NotFoundError(f"corpus {name!r} does not exist", field="name")
             corpus_id = corpus.id
-        with self._guard:
-            opened = self._by_id.get(corpus_id)
-        return opened if opened is not None else self._open(corpus_id)
+        return self._corpora.open(corpus_id, self._load_or_build)
 
     def opened(self) -> list[CorpusIndex]:
         """The indexes this worker holds now."""
-        with self._guard:
-            return list(self._by_id.values())
-
-    def _open(self, corpus_id: int) -> CorpusIndex:
-        with self._guard:
-            gate = self._opening.setdefault(corpus_id, threading.Lock())
-        with gate:  # two requests for an unopened corpus: one opens it, the other waits and reuses it
-            with self._guard:
-                if corpus_id in self._by_id:
-                    return self._by_id[corpus_id]
-            opened = self._load_or_build(corpus_id)
-            with self._guard:
-                self._by_id[corpus_id] = opened
-            return opened
+        return self._corpora.all()
 
     def _load_or_build(self, corpus_id: int) -> CorpusIndex:
         with self.sessions() as session:
@@ -254,8 +236,7 @@ class IndexStore:
 
     def forget(self, corpus_id: int) -> None:
         """Drop a deleted corpus's index from memory."""
-        with self._guard:
-            self._by_id.pop(corpus_id, None)
+        self._corpora.forget(corpus_id)
 
     def drop(self, corpus_id: int) -> None:
         """Forget a deleted corpus's index and delete its snapshots for every model."""

@@ -33,7 +33,7 @@ from app.services.encoder import text_sha256
 from app.services.errors import NotFoundError
 from app.services.lexical_store import lexical_operations, open_lexical
 from app.services.pgvector_maintenance import SpaceMaintenance
-from app.services.vector_store import Hits, KnownVectors
+from app.services.vector_store import Hits, KnownVectors, OpenedCorpora
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import delete_corpus_snapshots
 from indexes.spec import IndexSpec
@@ -81,9 +81,7 @@ class PgVectorStore(SpaceMaintenance):
         self.sessions = sessions
         self.version: str = encoder.version
         self.dimension = int(encoder.dimension)
-        self._by_id: dict[int, PgCorpus] = {}
-        self._guard = threading.Lock()
-        self._opening: dict[int, threading.Lock] = {}
+        self._corpora: OpenedCorpora[PgCorpus] = OpenedCorpora()
         with transaction(sessions) as session:
             ensure_vector_schema(session.connection())
 
@@ -95,7 +93,7 @@ class PgVectorStore(SpaceMaintenance):
         for done, mark in enumerate(marks):
             if on_corpus is not None:
                 on_corpus(done, len(marks), mark.name)
-            self._open(mark.id)
+            self._corpora.open(mark.id, self._load)
 
     def get(self, name: str) -> PgCorpus:
         """The corpus, caught up with every committed write (one query when nothing changed)."""
@@ -103,33 +101,19 @@ class PgVectorStore(SpaceMaintenance):
             fresh = VectorRepository(session).freshness(name, self.version)
         if fresh is None:
             raise NotFoundError(f"corpus {name!r} does not exist", field="name")
-        with self._guard:
-            opened = self._by_id.get(fresh.corpus_id)
+        opened = self._corpora.find(fresh.corpus_id)
         if opened is None:
-            return self._open(fresh.corpus_id)
+            return self._corpora.open(fresh.corpus_id, self._load)
         if fresh.space is None or not fresh.space.ready:
             self.forget(fresh.corpus_id)  # retired by an activation elsewhere: rebuild
-            return self._open(fresh.corpus_id)
+            return self._corpora.open(fresh.corpus_id, self._load)
         if min(fresh.space.hwm, opened.lexical.hwm) < fresh.change_seq:
             self.catch_up(opened)
         return opened
 
     def opened(self) -> list[PgCorpus]:
         """The corpora this process has opened."""
-        with self._guard:
-            return list(self._by_id.values())
-
-    def _open(self, corpus_id: int) -> PgCorpus:
-        with self._guard:
-            gate = self._opening.setdefault(corpus_id, threading.Lock())
-        with gate:
-            with self._guard:
-                if corpus_id in self._by_id:
-                    return self._by_id[corpus_id]
-            opened = self._load(corpus_id)
-            with self._guard:
-                self._by_id[corpus_id] = opened
-            return opened
+        return self._corpora.all()
 
     def _load(self, corpus_id: int) -> PgCorpus:
         with transaction(self.sessions) as session:
@@ -174,8 +158,7 @@ class PgVectorStore(SpaceMaintenance):
     # --- writes and the log ----------------------------------------------------------------------
     def record_write(self, session: Session, corpus: Corpus, previous_mark: int, known: KnownVectors) -> None:
         """In the writer's transaction: the new texts' vectors, and the mark if it stood at the last write."""
-        with self._guard:
-            opened = self._by_id.get(int(corpus.id))
+        opened = self._corpora.find(int(corpus.id))
         if opened is None:
             return  # not opened by this process: readers replay the log
         repository = VectorRepository(session)
@@ -231,8 +214,9 @@ class PgVectorStore(SpaceMaintenance):
         """Catch up every opened corpus that another process wrote to (requests check for themselves)."""
         for opened in self.opened():
             with self.sessions() as session:
-                fresh = VectorRepository(session).freshness(opened.name, self.version)
-                opened.hnsw = VectorRepository(session).has_hnsw(opened.space)
+                repository = VectorRepository(session)
+                fresh = repository.freshness(opened.name, self.version)
+                opened.hnsw = repository.has_hnsw(opened.space)
             if fresh is None or fresh.corpus_id != opened.corpus_id:
                 self.forget(opened.corpus_id)
             elif fresh.space is None or min(fresh.space.hwm, opened.lexical.hwm) < fresh.change_seq:
@@ -240,8 +224,7 @@ class PgVectorStore(SpaceMaintenance):
 
     def forget(self, corpus_id: int) -> None:
         """Drop a corpus from this process's memory."""
-        with self._guard:
-            self._by_id.pop(corpus_id, None)
+        self._corpora.forget(corpus_id)
 
     def drop(self, corpus_id: int) -> None:
         """After a corpus's deletion (its rows went with it): its HNSW indexes and BM25 files."""

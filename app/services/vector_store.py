@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
@@ -93,6 +93,47 @@ class VectorStore(Protocol[Handle]):
 
     def activated(self, previous_version: str | None) -> None:
         """After this store's model became the active one: release what older models kept."""
+
+
+class OpenedCorpora(Generic[Handle]):
+    """A store's opened corpora by database id; a corpus is opened once even when requests race."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, Handle] = {}
+        self._guard = threading.Lock()
+        self._opening: dict[int, threading.Lock] = {}
+
+    def find(self, corpus_id: int) -> Handle | None:
+        """The opened corpus, or None."""
+        with self._guard:
+            return self._by_id.get(corpus_id)
+
+    def named(self, name: str) -> Handle | None:
+        """The opened corpus with this name, or None (no database query)."""
+        with self._guard:
+            return next((opened for opened in self._by_id.values() if opened.name == name), None)
+
+    def all(self) -> list[Handle]:
+        """Every opened corpus."""
+        with self._guard:
+            return list(self._by_id.values())
+
+    def open(self, corpus_id: int, load: Callable[[int], Handle]) -> Handle:
+        """The opened corpus, or `load(corpus_id)` kept: two requests for it load it once."""
+        with self._guard:
+            gate = self._opening.setdefault(corpus_id, threading.Lock())
+        with gate:
+            opened = self.find(corpus_id)
+            if opened is None:
+                opened = load(corpus_id)
+                with self._guard:
+                    self._by_id[corpus_id] = opened
+            return opened
+
+    def forget(self, corpus_id: int) -> None:
+        """Drop a corpus (deleted, or to be reopened)."""
+        with self._guard:
+            self._by_id.pop(corpus_id, None)
 
 
 def open_store(settings: Settings, encoder: Any, sessions: sessionmaker[Session]) -> VectorStore[Any]:
