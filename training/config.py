@@ -63,6 +63,7 @@ class CVConfig:
     folds: int = 5
     seeds: int = 1
     grid: dict[str, list[Any]] = field(default_factory=dict)
+    final: bool = True  # false: only estimate (cv.json), no final model on all pairs (benchmarks)
 
 
 @dataclass

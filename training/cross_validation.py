@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 import statistics
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,7 @@ def run_cv(
                 _write_pairs(folder / "train.jsonl", held_in),
                 dev_dir,
             )
-            train(fold_config, output=folder / "run", events=EventWriter(enabled=False))
+            _train_fold(fold_config, folder)
             history = json.loads((folder / "run" / "metrics.json").read_text())["history"]
             for record in history:
                 scores.setdefault(label, {}).setdefault(record["epoch_index"], []).append(
@@ -137,6 +138,9 @@ def run_cv(
         "table": table,
         "runs": runs,
     }
+    (output / "cv.json").write_text(dump_json(summary))  # the estimate stands before the final run
+    if not cv.final:
+        return summary
     final = _final_config(
         config, json.loads(best_label), best_epoch, _write_pairs(output / "all_pairs.jsonl", pairs)
     )
@@ -144,6 +148,20 @@ def run_cv(
     summary["final"] = train(final, output=output / "final", events=events)
     (output / "cv.json").write_text(dump_json(summary))
     return summary
+
+
+def _train_fold(config: TrainConfig, folder: Path) -> None:
+    """Train one fold, unless the folder already holds a finished run of this very config (a rerun of
+    an interrupted cross-validation resumes where it stopped)."""
+    from training.trainer import train
+
+    wanted = yaml.safe_dump(config_to_dict(config), sort_keys=False)
+    done = folder / "fold_config.yaml"
+    if (folder / "run" / "manifest.json").exists() and done.exists() and done.read_text() == wanted:
+        return
+    shutil.rmtree(folder / "run", ignore_errors=True)
+    train(config, output=folder / "run", events=EventWriter(enabled=False))
+    done.write_text(wanted)
 
 
 def _final_config(config: TrainConfig, point: dict[str, Any], epochs: int, pairs_file: Path) -> TrainConfig:

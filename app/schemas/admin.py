@@ -115,6 +115,13 @@ class RetrainRequest(BaseModel):
         description="Activate only a gain larger than two standard errors of the paired per-query "
         "differences on the dev queries (default true); false: min_improvement alone decides.",
     )
+    cross_validation: Literal["auto", "always", "never"] | None = Field(
+        None,
+        description="Gate by K-fold cross-validation over all the corpus's pairs instead of the dev set: "
+        "`auto` (default) when the dev set has fewer than 200 queries and the pairs hold at least "
+        "2 query groups per fold; only when the base model is the active one.",
+    )
+    folds: int | None = Field(None, ge=2, le=10, description="Folds of a cross-validated gate (default 5).")
 
 
 class JobCreated(BaseModel):

@@ -15,6 +15,7 @@ from app.db.admin_models import Job
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
+from app.db.repository import CorpusRepository
 from app.services.errors import ConflictError, NotFoundError
 from app.services.jobs import kinds
 from app.services.jobs.context import FollowUp, JobContext, Outcome
@@ -71,6 +72,24 @@ def run_activation(runtime: Runtime, context: JobContext) -> Outcome:
     context.check_cancel()
     context.progress("swapping", version=version)
     runtime.swap(state)  # writes the registry's active version: every other process follows it
+    adopt_gate_calibration(runtime, version)
     context.progress("done", version=version, previous=current, corpora=len(state.indexes.opened()))
     log.info("activation job %s: %s is active (was %s)", context.job_id, version, current)
     return Outcome({"model_version": version})
+
+
+def adopt_gate_calibration(runtime: Runtime, version: str) -> str | None:
+    """The ranking mode a retrained model's gate chose on its corpus's dev pairs becomes that corpus's
+    calibration (unless the corpus already holds one for this version); returns the corpus's name."""
+    with transaction(runtime.sessions) as session:
+        row = ModelRepository(session).get(version)
+        gate = ((row.dev_metrics or {}).get("gate") or {}) if row is not None else {}
+        calibration = gate.get("calibration")
+        if not calibration or calibration.get("model") != version:
+            return None
+        corpus = CorpusRepository(session).get(str(calibration.get("corpus")))
+        current = corpus.ranking_calibration if corpus is not None else None
+        if corpus is None or (current and current.get("model") == version):
+            return None
+        corpus.ranking_calibration = {k: v for k, v in calibration.items() if k != "corpus"}
+        return str(corpus.name)

@@ -1,18 +1,22 @@
-"""The retraining gate: score the candidate and the active model on the same dev set and metric."""
+"""The retraining gate: score the candidate and the active model on the same dev set and metric, each
+at its own calibrated ranking mode (dense, lexical or hybrid; README, "Hybrid ranking")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
 
 import numpy as np
 
 from app.services.pairs import ExportedPair
 from evaluation.datasets import BeirDataset
+from evaluation.hybrid_eval import candidate_scores, per_query_values, score_settings, setting_grid
 from evaluation.judgements import judge_pairs, pair_task
 from evaluation.metrics import RankingReport, parse_metric
 from evaluation.model_eval import evaluate_beir
+from evaluation.selection import cross_validated_choice, group_folds, query_groups
+from indexes.fusion import RankingSetting
 
 GATE_METRIC_OF_KIND = {"claim": "MRR", "answer": "MAP", "question": "MAP"}
 REPORTED = ("MRR", "MAP", "HasPositive@1", "HasPositive@5")
@@ -66,3 +70,57 @@ def paired_noise(candidate: RankingReport, active: RankingReport, metric: str) -
     diffs = np.array([candidate.per_query[q][metric] - active.per_query[q][metric] for q in queries])
     se = float(diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else float("inf")
     return {"queries": len(queries), "standard_error": se, "noise_band": 2 * se}
+
+
+@dataclass(frozen=True)
+class ModeReport:
+    """One model on the dev set at its calibrated mode: the setting, its report, each setting's mean."""
+
+    setting: RankingSetting
+    report: RankingReport
+    settings: dict[str, float]
+    source: str  # "stored": the corpus's calibration for this model; "dev": chosen on the dev queries
+
+
+def mode_report(
+    encode: Callable[[Sequence[str]], np.ndarray],
+    gate: GateDataset,
+    gate_metric: str,
+    stored: Mapping[str, Any] | None = None,
+) -> ModeReport:
+    """Score every ranking setting on the dev set; the model's mode is `stored` (the corpus's calibration
+    for this model) when given, else the one the calibration protocol picks on the dev queries
+    (grouped 5-fold cross-validated choice, as `calibrate-ranking` does)."""
+    parse_metric(gate_metric)
+    names = list(dict.fromkeys([gate_metric, *REPORTED]))
+    candidates = candidate_scores(encode, gate.dataset, gate.mode)
+    reports = score_settings(candidates, gate.dataset.qrels, names)
+    grid = {setting.label: setting for setting in setting_grid()}
+    settings = {label: report.means[gate_metric] for label, report in reports.items()}
+    if stored and stored.get("mode"):
+        setting = RankingSetting(
+            str(stored["mode"]), float(stored.get("alpha", 0.0)), str(stored.get("fusion", "linear"))
+        )
+        if setting.label in reports:
+            return ModeReport(setting, reports[setting.label], settings, "stored")
+    groups = query_groups(gate.dataset.qrels)
+    label = "dense"
+    if len(groups) >= 2:
+        per_query = per_query_values(reports, gate_metric)
+        label = cross_validated_choice(per_query, group_folds(groups, min(5, len(groups))))["choice"]
+    return ModeReport(grid[label], reports[label], settings, "dev")
+
+
+def mode_calibration(model: str, chosen: ModeReport, metric: str, task: str, now: str) -> dict[str, Any]:
+    """A corpus ranking calibration (as `calibrate-ranking` stores it) from the gate's choice for a model."""
+    return {
+        "model": model,
+        **asdict(chosen.setting),
+        "metric": metric,
+        "value": chosen.report.means[metric],
+        "settings": chosen.settings,
+        "queries": len(chosen.report.per_query),
+        "task": task,
+        "source": "retraining gate",
+        "calibrated_at": now,
+    }

@@ -15,10 +15,12 @@ from typing import Any
 
 import yaml
 
+from app.db.models import utcnow
 from app.db.repository import CorpusRepository, DocumentRepository
 from app.services.activation import activation_job
 from app.services.encoder import Encoder
-from app.services.gating import GateDataset, build_gate_dataset, gate_report, paired_noise
+from app.services.gate_cv import cross_validated_gate
+from app.services.gating import GateDataset, build_gate_dataset, mode_calibration, mode_report, paired_noise
 from app.services.jobs.context import JobContext, Outcome
 from app.services.pairs import ExportedPair
 from app.services.registry import register_model
@@ -53,6 +55,9 @@ class RetrainParams:
     min_improvement: float
     dev_fraction: float
     require_significant: bool = True  # a gain inside the dev noise band is not activated
+    cross_validation: str = "auto"
+    folds: int = 5
+    cv_folds: int = 0  # resolved at submission: > 0, the gate cross-validates (app/services/gate_cv.py)
 
 
 def write_pairs(path: Path, pairs: list[ExportedPair]) -> None:
@@ -71,7 +76,7 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
     dev pairs, staged by the job as a BEIR folder) and metric, so its best dev metric is the gate's
     candidate metric (up to the served encoder's precision).
     """
-    return {
+    config: dict[str, Any] = {
         "name": f"retrain-{params.corpus}",
         "base_model": params.base_model,
         "max_seq_length": params.max_seq_length,
@@ -98,6 +103,9 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
             }
         ],
     }
+    if params.cv_folds:  # K fold models on train + dev, then the final one on all pairs (gate_cv.py)
+        config["cv"] = {"folds": params.cv_folds, "seeds": 1}
+    return config
 
 
 def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
@@ -136,6 +144,7 @@ class RetrainRun:
         self.params = RetrainParams(**context.params["_resolved"])
         self.job_dir, self.run_dir = job_paths(runtime.settings.data_dir, context.job_id)
         self.process: TrainingProcess | None = None
+        self.stored_calibration: dict[str, Any] | None = None
         self._last_progress_write = 0.0
 
     def run(self) -> Outcome:
@@ -165,7 +174,7 @@ class RetrainRun:
             raise RuntimeError(f"training process {describe_exit(code)}: {reason}".rstrip(": "))
 
         context.progress("exporting_model")
-        spec = resolve_model(str(self.run_dir))
+        spec = resolve_model(str(self._model_run()))
         # The candidate is exported, quantized and quality-gated like any served model before it is scored.
         candidate = self.runtime.serving.load_encoder(spec)
         try:
@@ -179,13 +188,17 @@ class RetrainRun:
         params = self.params
         self.context.progress("evaluating", encoder=candidate.describe())
         active = self.runtime.state()
-        gate = self._gate(candidate.encode_bulk, active.encoder.encode_bulk, gate_set)
+        if params.cv_folds:
+            summary = json.loads((self.run_dir / "cv.json").read_text())
+            gate = cross_validated_gate(summary, params.min_improvement, params.require_significant)
+        else:
+            gate = self._gate(candidate.encode_bulk, active.encoder.encode_bulk, gate_set, spec.version)
         gate["active_model"] = active.model_version
-        manifest = json.loads((self.run_dir / "manifest.json").read_text())
+        manifest = json.loads((self._model_run() / "manifest.json").read_text())
         register_model(
             self.runtime.sessions,
             spec,
-            str(self.run_dir / "model"),
+            str(self._model_run() / "model"),
             "trained",
             base_model=params.base_model,
             job_id=self.context.job_id,
@@ -202,6 +215,10 @@ class RetrainRun:
         self.context.progress("done", activation=gate["activation"])
         return Outcome({"model_version": spec.version, "gate": gate}, follow_ups)
 
+    def _model_run(self) -> Path:
+        """The candidate's run folder: the training run, or a cross-validation's final run."""
+        return self.run_dir / "final" if self.params.cv_folds else self.run_dir
+
     def _gate_dataset(self, dev: list[ExportedPair]) -> GateDataset:
         """The dev pairs judged over the corpus's documents as they are when training starts."""
         with self.runtime.sessions() as session:
@@ -209,20 +226,38 @@ class RetrainRun:
             if corpus is None:
                 raise RuntimeError(f"corpus {self.params.corpus!r} was deleted during the job")
             documents = {d: t for batch in DocumentRepository(session, corpus).iter_texts() for d, t in batch}
+            self.stored_calibration = corpus.ranking_calibration
         return build_gate_dataset(documents, dev)
 
-    def _gate(self, candidate_encode: Any, active_encode: Any, dataset: GateDataset) -> dict[str, Any]:
+    def _gate(
+        self, candidate_encode: Any, active_encode: Any, dataset: GateDataset, version: str
+    ) -> dict[str, Any]:
+        """Both models on the dev set, each at its calibrated ranking mode (the active one's stored mode
+        when the corpus has one for it), compared by the paired noise band."""
         metric = self.params.gate_metric
-        new = gate_report(candidate_encode, dataset, metric)
-        old = gate_report(active_encode, dataset, metric)
-        delta = new.means[metric] - old.means[metric]
-        noise = paired_noise(new, old, metric)
+        active_version = self.runtime.state().model_version
+        stored = self.stored_calibration
+        stored = stored if stored and stored.get("model") == active_version else None
+        new = mode_report(candidate_encode, dataset, metric)
+        old = mode_report(active_encode, dataset, metric, stored)
+        delta = new.report.means[metric] - old.report.means[metric]
+        noise = paired_noise(new.report, old.report, metric)
         significant = delta > noise["noise_band"]
         return {
+            "protocol": "dev",
             "metric": metric,
             "mode": dataset.mode,
-            "candidate": new.means,
-            "active": old.means,
+            "candidate": new.report.means,
+            "active": old.report.means,
+            "candidate_ranking": new.setting.label,
+            "active_ranking": old.setting.label,
+            "active_ranking_source": old.source,
+            "settings": {"candidate": new.settings, "active": old.settings},
+            # Stored on the corpus when this candidate is activated (activation.py).
+            "calibration": {
+                "corpus": self.params.corpus,
+                **mode_calibration(version, new, metric, dataset.mode, utcnow().isoformat()),
+            },
             "delta": delta,
             "noise": noise,
             "significant": significant,

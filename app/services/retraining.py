@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import uuid
 from dataclasses import asdict
@@ -12,6 +13,7 @@ from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
 from app.schemas.admin import RetrainRequest
+from app.services import gate_cv
 from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError
 from app.services.gating import default_gate_metric
@@ -37,10 +39,13 @@ RETRAIN_DEFAULTS: dict[str, Any] = {
     "min_improvement": 0.0,
     "require_significant": True,
     "dev_fraction": 0.2,
+    "cross_validation": "auto",
+    "folds": gate_cv.CV_FOLDS,
 }
 _PASSTHROUGH = (
     "loss", "loss_params", "shuffling", "shuffle_params", "epochs", "batch_size", "learning_rate",
-    "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant",
+    "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant", "cross_validation",
+    "folds",
 )  # fmt: skip
 
 
@@ -67,6 +72,11 @@ class RetrainService:
         return RetrainParams(corpus=request.corpus, kind=kind, base_model=base, gate_metric=gate_metric,
                              dev_fraction=float(fraction), **passthrough)  # fmt: skip
 
+    def _active_path(self) -> str | None:
+        with self.runtime.sessions() as session:
+            active = ModelRepository(session).active()
+        return active.path if active is not None else None
+
     def submit(self, request: RetrainRequest) -> Job:
         """Validate, export the pairs, queue the job; ConflictError while a model job is unfinished."""
         params = self._params(request)
@@ -83,6 +93,10 @@ class RetrainService:
             )
         if not any(p.label > 0 for p in dev):
             raise InvalidInputError("dev: the dev set has no positive pair to evaluate the gate on", "dev")
+        # Fold models start from the base model, so their epoch 0 is the active model only when the base is.
+        if request.base_model is None or params.base_model == self._active_path():
+            folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev])
+            params = dataclasses.replace(params, cv_folds=folds)
         job_id = str(uuid.uuid4())
         job_dir, _ = job_paths(self.runtime.settings.data_dir, job_id)
         stage_inputs(job_dir, params, train, dev)

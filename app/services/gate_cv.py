@@ -1,0 +1,90 @@
+"""The retraining gate by cross-validation, for corpora whose dev set is too small to compare two models.
+
+With n dev queries one query moves HasPositive@1 by 1/n, and the paired standard error of a gain is
+about sqrt(p / n) when a fraction p of the queries change their answer between the two models. On
+PFCC-S (p ~ 0.1) that is a noise band (two standard errors) of 7 points at 80 dev queries and still
+4.5 at 200, while a real fine-tuning gain measured by cross-validation is 3-4 points
+(benchmarks/hybrid.md): below CV_BELOW_DEV_QUERIES dev queries a dev-set gate can only reject. So
+the job trains K fold models instead (`pairank train` with a `cv:` section, training/cross_validation.py)
+over all the corpus's stored pairs (train + dev), each scored on its held-out fold against the base
+model (the active one) on the same queries, and the final candidate on every pair with the chosen
+epoch count. The gain is the mean over folds of the paired difference; the noise band is two standard
+errors of that mean; the spread (the folds' standard deviation) is reported beside the gain.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evaluation.judgements import JudgedPair, judge_pairs
+from evaluation.selection import query_groups
+
+CV_BELOW_DEV_QUERIES = 200  # fewer dev queries than this: the gate cross-validates (module docstring)
+CV_FOLDS = 5
+MIN_GROUPS_PER_FOLD = 2  # a fold of fewer query groups says nothing about unseen queries
+
+
+def labelled_groups(pairs: Sequence[JudgedPair]) -> int:
+    """How many query groups (queries joined by a shared relevant document) the pairs hold."""
+    return len(query_groups(judge_pairs(pairs, None).qrels))
+
+
+def dev_queries(pairs: Sequence[JudgedPair]) -> int:
+    """Distinct dev queries with a positive document (those the gate can score)."""
+    return len({p.query for p in pairs if p.label > 0})
+
+
+def gate_folds(setting: str, folds: int, dev: Sequence[JudgedPair], everything: Sequence[JudgedPair]) -> int:
+    """The fold count of a cross-validated gate, or 0 for the dev-set gate.
+
+    `setting`: `always`, `never`, or `auto` (cross-validate when the dev set has fewer than
+    CV_BELOW_DEV_QUERIES queries). Either way, K folds need MIN_GROUPS_PER_FOLD query groups each.
+    """
+    if setting == "never" or (setting == "auto" and dev_queries(dev) >= CV_BELOW_DEV_QUERIES):
+        return 0
+    return folds if labelled_groups(everything) >= folds * MIN_GROUPS_PER_FOLD else 0
+
+
+def cross_validated_gate(
+    summary: Mapping[str, Any], min_improvement: float, require_significant: bool
+) -> dict[str, Any]:
+    """The gate of a cross-validated job from its cv.json: gain, spread and noise band over folds.
+
+    Epoch 0 of each fold is the base (active) model on the held-out queries; the candidate's value is
+    the chosen epoch count's, so both sides are scored on the same queries by the same code.
+    """
+    metric = str(summary["metric"])
+    chosen = summary["chosen"]
+    epochs = str(chosen["epochs"])
+    candidate, active = [], []
+    for run in summary["runs"]:
+        per_epoch = {str(k): float(v) for k, v in run["per_epoch"].items()}
+        if run["point"] == chosen["point"] and epochs in per_epoch and "0" in per_epoch:
+            candidate.append(per_epoch[epochs])
+            active.append(per_epoch["0"])
+    if not candidate:
+        raise ValueError("cv.json has no fold with both the base model's and the chosen epoch's score")
+    gains = [new - old for new, old in zip(candidate, active, strict=True)]
+    delta = statistics.fmean(gains)
+    spread = statistics.stdev(gains) if len(gains) > 1 else float("inf")
+    standard_error = spread / len(gains) ** 0.5
+    significant = delta > 2 * standard_error
+    return {
+        "protocol": "cross-validation",
+        "metric": metric,
+        "mode": "dense",  # fold models are scored as the trainer scores them (dense, full precision)
+        "folds": summary["folds"],
+        "queries": summary["queries"],
+        "groups": summary["groups"],
+        "epochs": chosen["epochs"],
+        "candidate": {metric: statistics.fmean(candidate)},
+        "active": {metric: statistics.fmean(active)},
+        "delta": delta,
+        "spread": spread,
+        "per_fold_delta": gains,
+        "noise": {"folds": len(gains), "standard_error": standard_error, "noise_band": 2 * standard_error},
+        "significant": significant,
+        "improved": delta > min_improvement and (significant or not require_significant),
+    }

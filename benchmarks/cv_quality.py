@@ -1,0 +1,164 @@
+"""Issue 15's cross-validated table: zero-shot vs fine-tuned (with and without hard negatives), each
+dense, lexical and hybrid, on PFCC-S train + dev by grouped K-fold cross-validation.
+
+The folds and fold models come from `training.cross_validation.run_cv` (the code of `pairank train
+--cv`): all 800 labelled queries in query groups that never straddle two folds, each fold model trained
+on the other folds with `training/configs/pfcc_snopes.yaml` (`--epochs`, default 3 as chosen by the
+first cross-validation), the grid over hard negatives off/on. Every held-out fold is then ranked against
+all 10,369 claims by the fold model and by the zero-shot model, through `evaluation.hybrid_eval` (each
+side's top 100, as the service ranks), scored dense, lexical and hybrid (alpha 0.1 and 0.2, fixed in
+advance from benchmarks/hybrid.md, and RRF). Gains are paired per fold and seed against zero-shot dense.
+A rerun with the same --work folder resumes finished folds. Writes benchmarks/cv_quality.json.
+
+    nice -n 10 .venv/bin/python benchmarks/cv_quality.py [--seeds 1] [--device auto]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import command_line, machine  # noqa: E402
+
+from evaluation.datasets import load_beir  # noqa: E402
+from evaluation.hybrid_eval import RankingSetting, candidate_scores, fused_run  # noqa: E402
+from evaluation.metrics import evaluate_ranking  # noqa: E402
+from evaluation.runner import make_encoder  # noqa: E402
+from training.config import CVConfig, apply_overrides, config_from_dict, load_raw_config  # noqa: E402
+from training.cross_validation import run_cv  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+METRICS = ["HasPositive@1", "HasPositive@5", "HasPositive@50", "MRR"]
+SETTINGS = {
+    "dense": RankingSetting("dense"),
+    "lexical": RankingSetting("lexical"),
+    "hybrid a=0.1": RankingSetting("hybrid", 0.1),
+    "hybrid a=0.2": RankingSetting("hybrid", 0.2),
+    "hybrid rrf": RankingSetting("hybrid", 0.0, "rrf"),
+}
+POINTS = {"fine-tuned": None, "fine-tuned + hard negatives": "hard"}
+
+
+def hard_negatives(data: Path) -> dict[str, Any]:
+    """One mined negative per pair from ranks 0-20 of all claims by the base model, mined once."""
+    return {"count": 1, "window": 20, "remine": "once", "corpus": str(data / "pfcc_snopes" / "corpus.jsonl")}
+
+
+def scored(encode: Any, dev_dir: Path) -> dict[str, dict[str, float]]:
+    """Each setting's metric means on one held-out fold."""
+    data = load_beir(dev_dir, "dev")
+    candidates = candidate_scores(encode, data, "retrieval", pool=100)
+    return {
+        label: evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=METRICS).means
+        for label, setting in SETTINGS.items()
+    }
+
+
+def cached(encode: Any) -> Any:
+    """The zero-shot encoder with a text cache: every fold ranks the same 10,369 claims."""
+    memory: dict[str, np.ndarray] = {}
+
+    def run(texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in memory]
+        if missing:
+            memory.update(zip(missing, encode(missing), strict=True))
+        return np.stack([memory[t] for t in texts])
+
+    return run
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean +- sd over folds x seeds of every (model, setting) and of its paired gain over zero-shot."""
+    table: dict[str, Any] = {}
+    for row in rows:
+        base = row["zero-shot"]["dense"]
+        for model in ("zero-shot", *POINTS):
+            for setting, values in row.get(model, {}).items():
+                entry = table.setdefault(f"{model} / {setting}", {"values": [], "gains": []})
+                entry["values"].append(values)
+                entry["gains"].append({m: values[m] - base[m] for m in METRICS})
+
+    def spread(items: list[dict[str, float]], metric: str) -> dict[str, float]:
+        xs = [item[metric] for item in items]
+        return {"mean": statistics.fmean(xs), "std": statistics.stdev(xs) if len(xs) > 1 else 0.0}
+
+    return {
+        label: {
+            "n": len(entry["values"]),
+            **{m: spread(entry["values"], m) for m in METRICS},
+            "gain": {m: spread(entry["gains"], m) for m in METRICS},
+        }
+        for label, entry in table.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Cross-validate both fine-tuning configs, score every fold every way, write cv_quality.json."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--work", type=Path, default=REPO / "data" / "bench" / "cv_quality")
+    parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "cv_quality.json")
+    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--device", default="auto")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    raw = apply_overrides(
+        load_raw_config("pfcc_snopes"),
+        [f"stages.0.epochs={args.epochs}", f"device={args.device}", "progress_bar=false",
+         "eval_before_training=false"],
+    )  # fmt: skip
+    grid = [None, hard_negatives(args.data)]
+    cv = CVConfig(folds=args.folds, seeds=args.seeds, grid={"stages.0.hard_negatives": grid}, final=False)
+    summary = run_cv(config_from_dict(raw), cv, args.work)
+    print(f"folds trained in {time.perf_counter() - started:.0f} s", flush=True)
+    zero_shot, info = make_encoder(
+        "default", backend="torch", precision="fp32", device=args.device, progress=False
+    )
+    zero_shot = cached(zero_shot)
+    rows = []
+    for run in summary["runs"]:
+        folder = args.work / "folds" / f"p{grid.index(run['point']['stages.0.hard_negatives'])}"
+        folder = folder.parent / f"{folder.name}-s{run['seed'] - raw['seed']}-f{run['fold']}"
+        key = (run["seed"], run["fold"])
+        row = next((r for r in rows if (r["seed"], r["fold"]) == key), None)
+        if row is None:
+            row = {"seed": run["seed"], "fold": run["fold"], "zero-shot": scored(zero_shot, folder / "dev")}
+            rows.append(row)
+        fine_tuned, _ = make_encoder(str(folder / "run"), backend="torch", precision="fp32",
+                                     device=args.device, progress=False)  # fmt: skip
+        name = (
+            "fine-tuned" if run["point"]["stages.0.hard_negatives"] is None else "fine-tuned + hard negatives"
+        )
+        row[name] = scored(fine_tuned, folder / "dev")
+        print(f"seed {run['seed']} fold {run['fold']} {name}: {json.dumps(row[name]['dense'])}", flush=True)
+    document = {
+        "machine": machine(),
+        "command": command_line("cv_quality.py", argv),
+        "model": info,
+        "folds": args.folds,
+        "seeds": args.seeds,
+        "epochs": args.epochs,
+        "queries": summary["queries"],
+        "groups": summary["groups"],
+        "seconds": round(time.perf_counter() - started, 1),
+        "training_cv": {k: summary[k] for k in ("metric", "table", "runs")},
+        "rows": rows,
+        "table": summarise(rows),
+    }
+    args.output.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

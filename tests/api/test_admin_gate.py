@@ -1,0 +1,73 @@
+"""The retraining gate end to end (tiny model): cross-validated when asked (fold models, final model on
+every pair), and a dev-set gate whose calibrated ranking mode the corpus adopts on activation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from app.db.repository import CorpusRepository
+from tests.api.test_admin import KEY, admin, finished, wait_job
+
+__all__ = ["admin"]  # the fixture, imported for pytest
+
+FAST = {"corpus": "claims", "epochs": 1, "batch_size": 4, "learning_rate": 1e-3}
+
+
+def test_a_cross_validated_gate_trains_fold_models_then_one_on_every_pair(admin: TestClient) -> None:
+    body = {**FAST, "cross_validation": "always", "folds": 2, "auto_activate": False}
+    created = admin.post("/admin/retrain", json=body, headers=KEY)
+    assert created.status_code == 202, created.text
+    job = wait_job(admin, created.json()["job_id"], finished, timeout=300)
+    assert job["status"] == "succeeded", (job["error"], job["log_tail"])
+    gate = job["gate"]
+    assert gate["protocol"] == "cross-validation" and gate["folds"] == 2 and gate["metric"] == "MRR"
+    assert len(gate["per_fold_delta"]) == 2 and gate["epochs"] == 1
+    assert gate["delta"] == sum(gate["per_fold_delta"]) / 2
+    assert gate["noise"]["noise_band"] == 2 * gate["noise"]["standard_error"]
+    assert gate["activation"] == "not requested"
+    # Every stored pair (8 paraphrases about 5 claims) took part; the candidate is the final model.
+    assert gate["queries"] == 8 and gate["groups"] == 5
+    models = {m["version"]: m for m in admin.get("/admin/models", headers=KEY).json()["models"]}
+    candidate = models[job["model_version"]]
+    assert candidate["path"].endswith(str(Path("final") / "model")) and not candidate["is_active"]
+    run_dir = Path(candidate["path"]).parent.parent
+    assert (run_dir / "cv.json").is_file() and len(list((run_dir / "folds").iterdir())) == 2
+
+
+def test_the_dev_gate_scores_each_model_at_its_mode_and_activation_adopts_the_choice(
+    admin: TestClient,
+) -> None:
+    body = {**FAST, "epochs": 2, "min_improvement": -1, "require_significant": False}
+    body["cross_validation"] = "auto"  # 5 query groups: too few for 5 folds, so the dev gate
+    job = wait_job(admin, admin.post("/admin/retrain", json=body, headers=KEY).json()["job_id"], finished)
+    assert job["status"] == "succeeded", (job["error"], job["log_tail"])
+    gate = job["gate"]
+    assert gate["protocol"] == "dev" and gate["active_ranking_source"] == "dev"
+    settings = gate["settings"]["candidate"]
+    assert {"dense", "lexical", "hybrid a=0.2", "hybrid rrf"} <= set(settings)
+    assert gate["candidate"]["MRR"] == settings[gate["candidate_ranking"]]
+    assert gate["active"]["MRR"] == gate["settings"]["active"][gate["active_ranking"]]
+    calibration = gate["calibration"]
+    assert calibration["model"] == job["model_version"] and calibration["corpus"] == "claims"
+    activation = next(
+        j for j in admin.get("/admin/jobs", headers=KEY).json()["jobs"] if j["kind"] == "activate"
+    )
+    assert wait_job(admin, activation["id"], finished)["status"] == "succeeded"
+    runtime = admin.app.state.runtime  # type: ignore[attr-defined]
+    with runtime.sessions() as session:
+        corpus = CorpusRepository(session).get("claims")
+        assert corpus is not None
+        adopted = corpus.ranking_calibration
+    assert adopted is not None and adopted["model"] == job["model_version"]
+    assert (adopted["mode"], adopted["source"]) == (calibration["mode"], "retraining gate")
+    # The corpus now ranks in the gate's mode by default: hybrid and lexical results carry both scores.
+    results = admin.post("/v1/corpora/claims/rank", json={"query": "moon landing studio", "k": 2}).json()
+    assert ("lexical_score" in results["results"][0]) == (adopted["mode"] != "dense")
+
+
+def test_gate_options_are_validated(admin: TestClient) -> None:
+    for extra, field in (({"folds": 1}, "folds"), ({"cross_validation": "sometimes"}, "cross_validation")):
+        response = admin.post("/admin/retrain", json={"corpus": "claims", **extra}, headers=KEY)
+        assert response.status_code == 422 and field in response.text
