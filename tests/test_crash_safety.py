@@ -52,6 +52,7 @@ def test_kill_9_during_index_build_then_restart(start_server: ServerFactory) -> 
         "batch_size": 4,
         "min_improvement": -1,
         "require_significant": False,
+        "cross_validation": "never",  # one training: this test is about the index build
     }
     retrain_id = http.post("/admin/retrain", json=body, headers=KEY).json()["job_id"]
     deadline = time.monotonic() + 180

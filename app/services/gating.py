@@ -20,6 +20,8 @@ from indexes.fusion import RankingSetting
 
 GATE_METRIC_OF_KIND = {"claim": "MRR", "answer": "MAP", "question": "MAP"}
 REPORTED = ("MRR", "MAP", "HasPositive@1", "HasPositive@5")
+MODE_CHOICE_FOLDS = 5
+MODE_CHOICE_MIN_GROUPS = 10  # two query groups per fold; fewer: the model is gated (and served) dense
 
 
 @dataclass(frozen=True)
@@ -79,7 +81,8 @@ class ModeReport:
     setting: RankingSetting
     report: RankingReport
     settings: dict[str, float]
-    source: str  # "stored": the corpus's calibration for this model; "dev": chosen on the dev queries
+    source: str  # "stored": the corpus's calibration for this model; "dev": chosen on the dev queries;
+    # "default": dense, the dev set being too small to choose on
 
 
 def mode_report(
@@ -90,7 +93,8 @@ def mode_report(
 ) -> ModeReport:
     """Score every ranking setting on the dev set; the model's mode is `stored` (the corpus's calibration
     for this model) when given, else the one the calibration protocol picks on the dev queries
-    (grouped 5-fold cross-validated choice, as `calibrate-ranking` does)."""
+    (grouped 5-fold cross-validated choice, as `calibrate-ranking` does), or dense when the dev queries
+    form fewer than MODE_CHOICE_MIN_GROUPS groups."""
     parse_metric(gate_metric)
     names = list(dict.fromkeys([gate_metric, *REPORTED]))
     candidates = candidate_scores(encode, gate.dataset, gate.mode)
@@ -104,10 +108,10 @@ def mode_report(
         if setting.label in reports:
             return ModeReport(setting, reports[setting.label], settings, "stored")
     groups = query_groups(gate.dataset.qrels)
-    label = "dense"
-    if len(groups) >= 2:
-        per_query = per_query_values(reports, gate_metric)
-        label = cross_validated_choice(per_query, group_folds(groups, min(5, len(groups))))["choice"]
+    if len(groups) < MODE_CHOICE_MIN_GROUPS:  # a choice among 13 settings on a handful of queries is noise
+        return ModeReport(grid["dense"], reports["dense"], settings, "default")
+    per_query = per_query_values(reports, gate_metric)
+    label = cross_validated_choice(per_query, group_folds(groups, MODE_CHOICE_FOLDS))["choice"]
     return ModeReport(grid[label], reports[label], settings, "dev")
 
 

@@ -44,7 +44,9 @@ def test_the_dev_gate_scores_each_model_at_its_mode_and_activation_adopts_the_ch
     job = wait_job(admin, admin.post("/admin/retrain", json=body, headers=KEY).json()["job_id"], finished)
     assert job["status"] == "succeeded", (job["error"], job["log_tail"])
     gate = job["gate"]
-    assert gate["protocol"] == "dev" and gate["active_ranking_source"] == "dev"
+    # Two dev queries: too few to choose a ranking mode on, so both models are gated (and served) dense.
+    assert gate["protocol"] == "dev" and gate["active_ranking_source"] == "default"
+    assert gate["candidate_ranking"] == gate["active_ranking"] == "dense"
     settings = gate["settings"]["candidate"]
     assert {"dense", "lexical", "hybrid a=0.2", "hybrid rrf"} <= set(settings)
     assert gate["candidate"]["MRR"] == settings[gate["candidate_ranking"]]

@@ -48,6 +48,24 @@ def test_cross_validation_chooses_a_point_and_epochs_and_trains_on_everything(
     assert f"epochs: {chosen['epochs']}" in final and "kind: none" in final
 
 
+def test_an_estimate_only_run_resumes_its_finished_folds(setup: dict[str, Path], tmp_path: Path) -> None:
+    torch.set_num_threads(1)
+    train_config = config_from_dict(tiny_raw_config(setup, epochs=1))
+    cv = CVConfig(folds=2, seeds=1, final=False)
+    first = run_cv(train_config, cv, tmp_path / "cv")
+    assert not (tmp_path / "cv" / "final").exists() and (tmp_path / "cv" / "cv.json").is_file()
+    manifests = sorted((tmp_path / "cv" / "folds").glob("*/run/manifest.json"))
+    stamps = [path.stat().st_mtime_ns for path in manifests]
+    assert len(manifests) == 2
+    # A rerun of the same config keeps both finished folds (an interrupted run resumes) ...
+    assert run_cv(train_config, cv, tmp_path / "cv")["table"] == first["table"]
+    assert [path.stat().st_mtime_ns for path in manifests] == stamps
+    # ... and a changed config trains them again.
+    changed = config_from_dict({**tiny_raw_config(setup, epochs=1), "seed": 7})
+    run_cv(changed, cv, tmp_path / "cv")
+    assert [path.stat().st_mtime_ns for path in manifests] != stamps
+
+
 def test_cli_rejects_one_fold(setup: dict[str, Path], tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config(setup)))
