@@ -13,6 +13,10 @@ STEP = "step"  # seed_run, stage, epoch, step, loss, lr, progress
 EPOCH_END = "epoch_end"  # seed_run, stage, epoch, step, train_loss, dev_metric, is_best, metric, progress
 DONE = "done"  # run_dir, model_id, manifest, best_epoch, dev_metric, metric, weights_sha256
 ERROR = "error"  # message
+CV_FOLD = "cv_fold"  # cross-validation: a fold model starts (fold, folds, seed, point, run, runs)
 
 # What a job keeps as its progress from any event (each when present).
-PROGRESS_KEYS = (EVENT, "epoch", "step", "total_steps", "progress", "loss", "dev_metric", "metric")
+PROGRESS_KEYS = (
+    EVENT, "epoch", "step", "total_steps", "progress", "loss", "dev_metric", "metric",
+    "fold", "folds", "run", "runs",
+)  # fmt: skip

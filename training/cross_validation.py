@@ -25,6 +25,7 @@ import yaml
 from evaluation.datasets import LabeledPair, load_beir, load_pairs
 from evaluation.judgements import judge_pairs, write_beir
 from evaluation.selection import group_folds, query_groups
+from pairank import train_events
 from training.config import CVConfig, TrainConfig, apply_overrides, config_from_dict, config_to_dict
 from training.data import load_train_pairs
 from training.run_folder import EventWriter, dump_json
@@ -94,9 +95,15 @@ def run_cv(
     output.mkdir(parents=True, exist_ok=True)
     scores: dict[str, dict[int, list[float]]] = {}  # point label -> epoch -> fold x seed values
     runs = []
-    for point_number, point in enumerate(_grid_points(cv.grid) or [{}]):
+    points = _grid_points(cv.grid) or [{}]
+    for point_number, point in enumerate(points):
         label = json.dumps(point, sort_keys=True)
         for seed_offset, fold in itertools.product(range(cv.seeds), range(cv.folds)):
+            if events is not None:  # fold models train silently: this is the parent's progress
+                total = len(points) * cv.seeds * cv.folds
+                seed = config.seed + seed_offset
+                events.emit(train_events.CV_FOLD, fold=fold, folds=cv.folds, seed=seed, point=point,
+                            run=len(runs) + 1, runs=total)  # fmt: skip
             folder = output / "folds" / f"p{point_number}-s{seed_offset}-f{fold}"
             folder.mkdir(parents=True, exist_ok=True)
             held_in = [p for p in pairs if fold_of_text.get(p.query) != fold]

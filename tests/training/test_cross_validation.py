@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import torch
 from tests.training.trainer_helpers import build_setup, tiny_raw_config
 from training.config import CVConfig, config_from_dict
 from training.cross_validation import labelled_pairs, run_cv
+from training.run_folder import EventWriter
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,7 +54,13 @@ def test_an_estimate_only_run_resumes_its_finished_folds(setup: dict[str, Path],
     torch.set_num_threads(1)
     train_config = config_from_dict(tiny_raw_config(setup, epochs=1))
     cv = CVConfig(folds=2, seeds=1, final=False)
-    first = run_cv(train_config, cv, tmp_path / "cv")
+    stream = io.StringIO()
+    first = run_cv(train_config, cv, tmp_path / "cv", EventWriter(stream=stream))
+    progress = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(e["event"], e["fold"], e["run"], e["runs"]) for e in progress] == [
+        ("cv_fold", 0, 1, 2),
+        ("cv_fold", 1, 2, 2),
+    ]
     assert not (tmp_path / "cv" / "final").exists() and (tmp_path / "cv" / "cv.json").is_file()
     manifests = sorted((tmp_path / "cv" / "folds").glob("*/run/manifest.json"))
     stamps = [path.stat().st_mtime_ns for path in manifests]
