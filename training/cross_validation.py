@@ -94,7 +94,7 @@ def run_cv(
     fold_of_text = {query_text[q]: f for q, f in fold_of_query.items()}
     output.mkdir(parents=True, exist_ok=True)
     scores: dict[str, dict[int, list[float]]] = {}  # point label -> epoch -> fold x seed values
-    runs = []
+    runs: list[dict[str, Any]] = []
     points = _grid_points(cv.grid) or [{}]
     for point_number, point in enumerate(points):
         label = json.dumps(point, sort_keys=True)
