@@ -91,6 +91,24 @@ class DevSet(RequestModel):
     fraction: float | None = Field(None, gt=0.0, lt=1.0)
 
 
+class HardNegativesIn(RequestModel):
+    """Hard negatives mined per training pair from the corpus (training/README.md, `hard_negatives`)."""
+
+    count: int = Field(1, ge=1, le=16, description="Extra negative document columns per pair.")
+    start: int = Field(0, ge=0, le=10_000, description="Skip this many best-ranked non-positives.")
+    window: int = Field(20, ge=1, le=10_000, description="Draw from the next `window` candidates.")
+    near_duplicate_cutoff: float = Field(
+        0.95, gt=0.0, le=1.0, description="Cosine to a positive at or above which a candidate is skipped."
+    )
+    remine: Literal["epoch", "once"] = Field("epoch", description="Mine with the current model each epoch.")
+
+    @model_validator(mode="after")
+    def _window_holds_count(self) -> HardNegativesIn:
+        if self.window < self.count:
+            raise ValueError(f"window ({self.window}) must be at least count ({self.count})")
+        return self
+
+
 class RetrainRequest(BaseModel):
     """POST /admin/retrain body; everything has a default (see README, "Retraining")."""
 
@@ -122,6 +140,9 @@ class RetrainRequest(BaseModel):
         "2 query groups per fold; only when the base model is the active one.",
     )
     folds: int | None = Field(None, ge=2, le=10, description="Folds of a cross-validated gate (default 5).")
+    hard_negatives: HardNegativesIn | None = Field(
+        None, description="BSC only: mine hard negatives from the corpus's documents (default: off)."
+    )
 
 
 class JobCreated(BaseModel):

@@ -57,6 +57,7 @@ class RetrainParams:
     require_significant: bool = True  # a gain inside the dev noise band is not activated
     cross_validation: str = "auto"
     folds: int = 5
+    hard_negatives: dict[str, Any] | None = None
     cv_folds: int = 0  # resolved at submission: > 0, the gate cross-validates (app/services/gate_cv.py)
 
 
@@ -103,6 +104,9 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
             }
         ],
     }
+    if params.hard_negatives:  # mined from every corpus document: the gate's staged corpus
+        pool = str(job_dir / DEV_FOLDER / "corpus.jsonl")
+        config["stages"][0]["hard_negatives"] = {**params.hard_negatives, "corpus": pool}
     if params.cv_folds:  # K fold models on train + dev, then the final one on all pairs (gate_cv.py)
         config["cv"] = {"folds": params.cv_folds, "seeds": 1}
     return config

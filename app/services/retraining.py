@@ -41,11 +41,12 @@ RETRAIN_DEFAULTS: dict[str, Any] = {
     "dev_fraction": 0.2,
     "cross_validation": "auto",
     "folds": gate_cv.CV_FOLDS,
+    "hard_negatives": None,
 }
 _PASSTHROUGH = (
     "loss", "loss_params", "shuffling", "shuffle_params", "epochs", "batch_size", "learning_rate",
     "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant", "cross_validation",
-    "folds",
+    "folds", "hard_negatives",
 )  # fmt: skip
 
 
@@ -66,6 +67,10 @@ class RetrainService:
             parse_metric(gate_metric)
         except ValueError as error:
             raise InvalidInputError(f"gate_metric: {error}", "gate_metric") from error
+        if values.get("hard_negatives") and values["loss"] != "bsc":
+            raise InvalidInputError(
+                "hard_negatives: only the bsc loss takes hard-negative columns", "hard_negatives"
+            )
         base = request.base_model or (active.path if active is not None else self.runtime.settings.model)
         fraction = request.dev.fraction if request.dev and request.dev.fraction else values["dev_fraction"]
         passthrough = {key: values[key] for key in _PASSTHROUGH}

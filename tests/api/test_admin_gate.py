@@ -3,8 +3,10 @@ every pair), and a dev-set gate whose calibrated ranking mode the corpus adopts 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from app.db.repository import CorpusRepository
@@ -69,7 +71,32 @@ def test_the_dev_gate_scores_each_model_at_its_mode_and_activation_adopts_the_ch
     assert ("lexical_score" in results["results"][0]) == (adopted["mode"] != "dense")
 
 
-def test_gate_options_are_validated(admin: TestClient) -> None:
-    for extra, field in (({"folds": 1}, "folds"), ({"cross_validation": "sometimes"}, "cross_validation")):
-        response = admin.post("/admin/retrain", json={"corpus": "claims", **extra}, headers=KEY)
-        assert response.status_code == 422 and field in response.text
+def test_retraining_with_hard_negatives_mined_from_the_corpus(admin: TestClient) -> None:
+    hard = {"count": 1, "window": 3, "remine": "once"}
+    body = {**FAST, "cross_validation": "never", "auto_activate": False, "hard_negatives": hard}
+    job = wait_job(admin, admin.post("/admin/retrain", json=body, headers=KEY).json()["job_id"], finished)
+    assert job["status"] == "succeeded", (job["error"], job["log_tail"])
+    models = {m["version"]: m for m in admin.get("/admin/models", headers=KEY).json()["models"]}
+    stage = models[job["model_version"]]["training"]["config"]["stages"][0]
+    assert stage["hard_negatives"]["count"] == 1 and stage["hard_negatives"]["remine"] == "once"
+    pool = Path(stage["hard_negatives"]["corpus"])
+    assert pool.name == "corpus.jsonl" and len(pool.read_text().splitlines()) == 5  # every claim
+    run_dir = Path(models[job["model_version"]]["path"]).parent
+    history = json.loads((run_dir / "metrics.json").read_text())["history"]
+    assert [r["mining_seconds"] > 0 for r in history if r["epoch_index"] > 0] == [True]
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        ({"folds": 1}, "folds"),
+        ({"cross_validation": "sometimes"}, "cross_validation"),
+        ({"hard_negatives": {"count": 4, "window": 2}}, "window"),
+        ({"hard_negatives": {"remine": "always"}}, "remine"),
+        ({"hard_negatives": {"count": 0}}, "count"),
+        ({"hard_negatives": {}, "loss": "mse"}, "hard_negatives"),
+    ],
+)
+def test_gate_and_mining_options_are_validated(admin: TestClient, extra: dict, field: str) -> None:
+    response = admin.post("/admin/retrain", json={"corpus": "claims", **extra}, headers=KEY)
+    assert response.status_code == 422 and field in response.text, response.text
