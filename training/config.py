@@ -298,6 +298,9 @@ def resolve_paths(config: TrainConfig) -> TrainConfig:
     if config.data.negatives is not None:
         config.data.negatives.corpus = resolve_data_path(config.data.negatives.corpus)
     config.dev.path = resolve_data_path(config.dev.path)
+    for stage in config.stages:
+        if stage.hard_negatives is not None:
+            stage.hard_negatives.corpus = resolve_data_path(stage.hard_negatives.corpus)
     if config.base_model not in {"", "default"}:
         local = resolve_data_path(config.base_model)
         if local and Path(local).exists():

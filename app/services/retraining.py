@@ -43,6 +43,12 @@ RETRAIN_DEFAULTS: dict[str, Any] = {
     "folds": gate_cv.CV_FOLDS,
     "hard_negatives": None,
 }
+# What beats the base model by cross-validation on a corpus kind, over RETRAIN_DEFAULTS
+# (benchmarks/hybrid.md: on PFCC-S claims, one hard negative per pair mined once from the corpus).
+RETRAIN_DEFAULTS_BY_KIND: dict[str, dict[str, Any]] = {
+    "claim": {"hard_negatives": {"count": 1, "start": 0, "window": 20, "near_duplicate_cutoff": 0.95,
+                                 "remine": "once"}},
+}  # fmt: skip
 _PASSTHROUGH = (
     "loss", "loss_params", "shuffling", "shuffle_params", "epochs", "batch_size", "learning_rate",
     "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant", "cross_validation",
@@ -58,10 +64,14 @@ class RetrainService:
 
     def _params(self, request: RetrainRequest) -> RetrainParams:
         given = request.model_dump(exclude_none=True, exclude={"dev"})
-        values = {**RETRAIN_DEFAULTS, **given}
         with self.runtime.sessions() as session:
             kind = require_corpus(session, request.corpus).kind
             active = ModelRepository(session).active()
+        values = {**RETRAIN_DEFAULTS, **RETRAIN_DEFAULTS_BY_KIND.get(kind, {}), **given}
+        if "hard_negatives" in request.model_fields_set and request.hard_negatives is None:
+            values["hard_negatives"] = None  # an explicit null turns a kind's default mining off
+        elif "hard_negatives" not in given and values["loss"] != "bsc":
+            values["hard_negatives"] = None  # a kind's default mining goes with the default (BSC) loss
         gate_metric = request.gate_metric or default_gate_metric(kind)
         try:
             parse_metric(gate_metric)

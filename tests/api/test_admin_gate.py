@@ -86,6 +86,23 @@ def test_retraining_with_hard_negatives_mined_from_the_corpus(admin: TestClient)
     assert [r["mining_seconds"] > 0 for r in history if r["epoch_index"] > 0] == [True]
 
 
+@pytest.mark.parametrize(("extra", "mined"), [({}, True), ({"hard_negatives": None}, False)])
+def test_claim_corpora_mine_hard_negatives_by_default(admin: TestClient, extra: dict, mined: bool) -> None:
+    body = {**FAST, "cross_validation": "never", "auto_activate": False, **extra}
+    job = wait_job(admin, admin.post("/admin/retrain", json=body, headers=KEY).json()["job_id"], finished)
+    assert job["status"] == "succeeded", (job["error"], job["log_tail"])
+    models = {m["version"]: m for m in admin.get("/admin/models", headers=KEY).json()["models"]}
+    stage = models[job["model_version"]]["training"]["config"]["stages"][0]
+    if mined:  # the cross-validated best on claims (benchmarks/hybrid.md): one negative, mined once
+        assert {k: stage["hard_negatives"][k] for k in ("count", "window", "remine")} == {
+            "count": 1,
+            "window": 20,
+            "remine": "once",
+        }
+    else:
+        assert "hard_negatives" not in stage
+
+
 @pytest.mark.parametrize(
     ("extra", "field"),
     [

@@ -98,3 +98,6 @@ def test_shipped_configs_validate_and_use_known_losses_and_orders(name: str) -> 
         assert Path(resolved.data.train_pairs).is_file()
         if resolved.dev.path:
             assert Path(resolved.dev.path).exists()
+        for stage in resolved.stages:  # a mining pool is a data path too
+            if stage.hard_negatives is not None and stage.hard_negatives.corpus:
+                assert Path(stage.hard_negatives.corpus).is_file()
