@@ -141,7 +141,9 @@ class RetrainRequest(BaseModel):
     )
     folds: int | None = Field(None, ge=2, le=10, description="Folds of a cross-validated gate (default 5).")
     hard_negatives: HardNegativesIn | None = Field(
-        None, description="BSC only: mine hard negatives from the corpus's documents (default: off)."
+        None,
+        description="BSC only: mine hard negatives from the corpus's documents (default: one per pair, "
+        "mined once, for claim corpora; off for other kinds; null: off).",
     )
 
 
