@@ -8,9 +8,12 @@ first cross-validation), the grid over hard negatives off/on. Every held-out fol
 all 10,369 claims by the fold model and by the zero-shot model, through `evaluation.hybrid_eval` (each
 side's top 100, as the service ranks), scored dense, lexical and hybrid (alpha 0.1 and 0.2, fixed in
 advance from benchmarks/hybrid.md, and RRF). Gains are paired per fold and seed against zero-shot dense.
-A rerun with the same --work folder resumes finished folds. Writes benchmarks/cv_quality.json.
+A rerun with the same --work folder resumes finished folds (`--score-only` scores a finished run's
+folds from its cv.json without training). Writes benchmarks/cv_quality.json; cv_quality_report.py
+renders it into hybrid.md. About 75 minutes of training per seed on 2 CPU cores (mostly the per-epoch
+dev scoring against all claims), a few minutes on a GPU.
 
-    nice -n 10 .venv/bin/python benchmarks/cv_quality.py [--seeds 1] [--device auto]
+    nice -n 10 .venv/bin/python benchmarks/cv_quality.py [--seeds 1] [--device auto|cpu|cuda]
 """
 
 from __future__ import annotations
@@ -110,7 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--device", default="auto")
+    parser.add_argument(
+        "--score-only",
+        action="store_true",
+        help="score the folds of the finished run in --work (its cv.json)",
+    )
     args = parser.parse_args(argv)
+    device = None if args.device == "auto" else args.device
     started = time.perf_counter()
     raw = apply_overrides(
         load_raw_config("pfcc_snopes"),
@@ -119,13 +128,17 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     grid = [None, hard_negatives(args.data)]
     cv = CVConfig(folds=args.folds, seeds=args.seeds, grid={"stages.0.hard_negatives": grid}, final=False)
-    summary = run_cv(config_from_dict(raw), cv, args.work)
+    if args.score_only:
+        summary = json.loads((args.work / "cv.json").read_text())
+    else:
+        summary = run_cv(config_from_dict(raw), cv, args.work)
     print(f"folds trained in {time.perf_counter() - started:.0f} s", flush=True)
     zero_shot, info = make_encoder(
-        "default", backend="torch", precision="fp32", device=args.device, progress=False
+        "default", backend="torch", precision="fp32", device=device, progress=False
     )
     zero_shot = cached(zero_shot)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    training_seconds = 0.0  # the fold trainings' own time (epochs and per-epoch dev scoring)
     for run in summary["runs"]:
         folder = args.work / "folds" / f"p{grid.index(run['point']['stages.0.hard_negatives'])}"
         folder = folder.parent / f"{folder.name}-s{run['seed'] - raw['seed']}-f{run['fold']}"
@@ -135,11 +148,14 @@ def main(argv: list[str] | None = None) -> int:
             row = {"seed": run["seed"], "fold": run["fold"], "zero-shot": scored(zero_shot, folder / "dev")}
             rows.append(row)
         fine_tuned, _ = make_encoder(str(folder / "run"), backend="torch", precision="fp32",
-                                     device=args.device, progress=False)  # fmt: skip
+                                     device=device, progress=False)  # fmt: skip
         name = (
             "fine-tuned" if run["point"]["stages.0.hard_negatives"] is None else "fine-tuned + hard negatives"
         )
         row[name] = scored(fine_tuned, folder / "dev")
+        history = json.loads((folder / "run" / "metrics.json").read_text())["history"]
+        parts = ("train_seconds", "shuffle_seconds", "mining_seconds", "eval_seconds")
+        training_seconds += sum(record[part] for record in history for part in parts)
         print(f"seed {run['seed']} fold {run['fold']} {name}: {json.dumps(row[name]['dense'])}", flush=True)
     document = {
         "machine": machine(),
@@ -150,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         "epochs": args.epochs,
         "queries": summary["queries"],
         "groups": summary["groups"],
-        "seconds": round(time.perf_counter() - started, 1),
+        "training_seconds": round(training_seconds, 1),
+        "scoring_seconds": round(time.perf_counter() - started, 1),
         "training_cv": {k: summary[k] for k in ("metric", "table", "runs")},
         "rows": rows,
         "table": summarise(rows),

@@ -35,7 +35,9 @@ def render(document: dict[str, Any]) -> str:
         f"{document['folds']} grouped folds x {document['seeds']} seed(s) over {document['queries']} PFCC-S "
         f"queries ({document['groups']} query groups), each held-out fold ranked against all 10,369 claims; "
         f"fine-tuning: `pfcc_snopes.yaml` for {document['epochs']} epochs on the other folds. "
-        f"{document['seconds'] / 60:.0f} minutes; `{document['command']}`.",
+        f"Fold training {document['training_seconds'] / 60:.0f} minutes, scoring "
+        f"{document['scoring_seconds'] / 60:.0f} minutes on {document['machine']['nproc']} CPU cores; "
+        f"`{document['command']}`.",
         "",
         "| model / ranking | n | " + " | ".join(METRICS) + " | gain HP@1 (points) | gain MRR (points) |",
         "|---|---|" + "---|" * (len(METRICS) + 2),
