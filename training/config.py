@@ -132,6 +132,7 @@ class TrainConfig:
     log_every: int = 10  # a `step` progress event every N optimiser steps
     eval_before_training: bool = True  # score the base model first (epoch 0 of the curves)
     select_base: bool = False  # may the untouched base model win checkpoint selection?
+    keep: str = "best"  # best: the best dev epoch's weights; last: the last epoch's (dev only scored)
     progress_bar: bool = True
     cpu_threads: int | None = None  # torch threads on the CPU (None: torch's default); 1 helps on busy hosts
     data: DataConfig = field(default_factory=DataConfig)
@@ -187,6 +188,8 @@ def validate(config: TrainConfig) -> None:
         raise ConfigError("seeds must be >= 1")
     if config.amp not in {"auto", "fp16", "bf16", "off"}:
         raise ConfigError(f"amp must be auto|fp16|bf16|off, got {config.amp!r}")
+    if config.keep not in {"best", "last"}:
+        raise ConfigError(f"keep must be best|last, got {config.keep!r}")
     if config.dev.kind not in {"beir", "pairs", "split", "none"}:
         raise ConfigError(f"dev.kind must be beir|pairs|split|none, got {config.dev.kind!r}")
     if config.dev.task not in {"retrieval", "rerank", "f1", "spearman"}:

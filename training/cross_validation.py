@@ -66,7 +66,7 @@ def _fold_config(
     config: TrainConfig, point: dict[str, Any], seed: int, train_file: Path, dev_dir: Path
 ) -> TrainConfig:
     raw = _on_pairs(config, point, train_file)
-    raw.update(seed=seed, progress_bar=False)
+    raw.update(seed=seed, progress_bar=False, keep="last")
     # The held-out fold, as a BEIR folder, scored by the config's own task and metric.
     raw["dev"] = {**raw["dev"], "kind": "beir", "path": str(dev_dir), "split": "dev", "with_titles": False}
     raw["dev"].update(metric=config.dev.metric, task=config.dev.task, limit=None)

@@ -83,7 +83,9 @@ class RunState:
 
     def finish_epoch(self, record: dict[str, Any], model: Any) -> None:
         """Offer the checkpoint to the run's and the job's bests, log the epoch, rewrite metrics.json."""
-        score = record["dev_metric"]
+        # keep: last offers every epoch unscored (None always wins): the weights are the last epoch's,
+        # never chosen on the dev set (cross-validation's held-out fold must not pick its own model).
+        score = record["dev_metric"] if self.config.keep == "best" else None
         if record["stage"] >= 0 or self.config.select_base:
             self.best_by_run[record["seed_run"]].offer(score, record, model)
             record["is_best"] = self.best.offer(score, record, model)

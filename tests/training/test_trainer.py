@@ -129,6 +129,22 @@ def test_best_checkpoint_is_the_one_saved(
     assert not all(torch.allclose(saved[k], v) for k, v in scripted.snapshots[3].items())
 
 
+def test_keep_last_saves_the_last_epoch_whatever_the_dev_scores(
+    tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted = ScriptedScores([0.2, 0.5, 0.9, 0.4])  # epoch 2 scores best, but a fold must not choose
+    patch_evaluator(monkeypatch, scripted)
+    manifest, _ = run(tiny_setup, tmp_path / "run", keep="last")
+    assert manifest["best_epoch"] == 3
+    from sentence_transformers import SentenceTransformer
+
+    saved = SentenceTransformer(str(tmp_path / "run" / "model"), device="cpu").state_dict()
+    for key, value in scripted.snapshots[3].items():
+        assert torch.allclose(saved[key], value), key
+    history = json.loads((tmp_path / "run" / "metrics.json").read_text())["history"]
+    assert [r["dev_metric"] for r in history] == [0.2, 0.5, 0.9, 0.4]  # still scored every epoch
+
+
 def test_sequential_stages_restart_from_the_best_epoch(
     tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
