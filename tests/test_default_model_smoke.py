@@ -26,11 +26,16 @@ def test_paraphrase_of_demo_claim_ranks_it_first(tmp_path: Path) -> None:
     runtime = Runtime(settings)
     with TestClient(create_app(settings, runtime)) as client:
         assert runtime.wait_ready(300), runtime.load_error
-        # The default serves the quality-gated OpenVINO int8 export of the real model.
+        # The default serves the quality-gated OpenVINO int8 export of the real model where it passes the
+        # gate. int8 numerics depend on the CPU: on AVX2-only CPUs (no VNNI) it can miss the gate's min
+        # cosine, and the service must then fall back, naming the gate for every variant it skipped.
         ready = client.get("/ready").json()
-        assert (ready["backend"], ready["precision"]) == ("openvino", "int8"), ready["encoder"]
-        assert ready["encoder"]["quality"]["mean_cosine"] >= 0.99
-        assert ready["encoder"]["quality"]["min_cosine"] >= 0.97
+        encoder = ready["encoder"]
+        if (ready["backend"], ready["precision"]) != ("openvino", "int8"):
+            assert encoder["fallbacks"], encoder
+            assert all("quality gate" in fallback["error"] for fallback in encoder["fallbacks"]), encoder
+        if encoder["quality"] is not None:  # a converted variant: it passed the gate
+            assert encoder["quality"]["mean_cosine"] >= 0.99 and encoder["quality"]["min_cosine"] >= 0.97
         corpus = client.get(f"/v1/corpora/{DEMO_CORPUS}").json()
         assert corpus["document_count"] >= 45
         query = {"query": "Is it true that 5G masts are spreading covid?", "k": 3}
