@@ -158,10 +158,32 @@ def export_openvino(
             list(calibration),
             lambda ids: pad_batch([ids], settings.pad_token_id, settings.input_names),
         )
+        from nncf.quantization.advanced_parameters import AdvancedQuantizationParameters, OverflowFix
+
+        # Without VNNI, int8 dot products can saturate: NNCF's overflow fix (7-bit weights) on every
+        # layer keeps all-MiniLM-L6-v2 above the quality gate on AVX2-only CPUs (min cosine 0.972 vs
+        # 0.965); with VNNI, NNCF's default (first layer only) keeps full 8-bit precision elsewhere.
+        fix = OverflowFix.FIRST_LAYER if has_vnni() else OverflowFix.ENABLE
         converted = nncf.quantize(
-            converted, dataset, model_type=nncf.ModelType.TRANSFORMER, subset_size=len(calibration)
+            converted,
+            dataset,
+            model_type=nncf.ModelType.TRANSFORMER,
+            subset_size=len(calibration),
+            advanced_parameters=AdvancedQuantizationParameters(overflow_fix=fix),
         )
     ov.save_model(converted, str(folder / OPENVINO_FILE), compress_to_fp16=False)
+
+
+VNNI_FLAGS = {"avx512_vnni", "avx_vnni", "amx_int8"}
+
+
+def has_vnni(cpuinfo: str | None = None) -> bool:
+    """Whether the CPU has int8 dot-product instructions (VNNI/AMX), from /proc/cpuinfo's flags."""
+    if cpuinfo is None:
+        path = Path("/proc/cpuinfo")
+        cpuinfo = path.read_text() if path.is_file() else ""
+    flags = {flag for line in cpuinfo.splitlines() if line.startswith("flags") for flag in line.split()}
+    return bool(flags & VNNI_FLAGS)
 
 
 Exporter = Callable[[Any, TokenizerSettings, Path, str, Sequence[np.ndarray]], None]

@@ -193,3 +193,12 @@ def test_hub_models_without_a_weights_hash_run_on_torch(tiny_model_dir: Path, tm
     loaded = load_encoder_backend(spec, EncoderOptions(cache_root=tmp_path))
     assert loaded.variant == Variant("torch", "fp32")
     assert "weights hash" in loaded.attempts[0]["error"]
+
+
+def test_vnni_is_read_from_the_cpu_flags() -> None:
+    from encoders.export import has_vnni
+
+    assert has_vnni("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    assert has_vnni("flags\t\t: fpu avx2 avx_vnni\n") and has_vnni("flags : amx_int8 avx2\n")
+    # AVX2 alone (this project's AMD EPYC machines): int8 is exported with the overflow fix.
+    assert not has_vnni("flags\t\t: fpu sse2 avx avx2 fma\n") and not has_vnni("")
