@@ -36,7 +36,7 @@ from evaluation.hybrid_eval import RankingSetting, candidate_scores, fused_run  
 from evaluation.metrics import evaluate_ranking  # noqa: E402
 from evaluation.runner import make_encoder  # noqa: E402
 from training.config import CVConfig, apply_overrides, config_from_dict, load_raw_config  # noqa: E402
-from training.cross_validation import run_cv  # noqa: E402
+from training.cross_validation import fold_folder, run_cv  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 METRICS = ["HasPositive@1", "HasPositive@5", "HasPositive@50", "MRR"]
@@ -140,8 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     training_seconds = 0.0  # the fold trainings' own time (epochs and per-epoch dev scoring)
     for run in summary["runs"]:
-        folder = args.work / "folds" / f"p{grid.index(run['point']['stages.0.hard_negatives'])}"
-        folder = folder.parent / f"{folder.name}-s{run['seed'] - raw['seed']}-f{run['fold']}"
+        point_number = grid.index(run["point"]["stages.0.hard_negatives"])
+        folder = fold_folder(args.work, point_number, run["seed"] - raw["seed"], run["fold"])
         key = (run["seed"], run["fold"])
         row = next((r for r in rows if (r["seed"], r["fold"]) == key), None)
         if row is None:

@@ -96,15 +96,15 @@ def run_cv(
     scores: dict[str, dict[int, list[float]]] = {}  # point label -> epoch -> fold x seed values
     runs: list[dict[str, Any]] = []
     points = _grid_points(cv.grid) or [{}]
+    total = len(points) * cv.seeds * cv.folds
     for point_number, point in enumerate(points):
         label = json.dumps(point, sort_keys=True)
         for seed_offset, fold in itertools.product(range(cv.seeds), range(cv.folds)):
             if events is not None:  # fold models train silently: this is the parent's progress
-                total = len(points) * cv.seeds * cv.folds
                 seed = config.seed + seed_offset
                 events.emit(train_events.CV_FOLD, fold=fold, folds=cv.folds, seed=seed, point=point,
                             run=len(runs) + 1, runs=total)  # fmt: skip
-            folder = output / "folds" / f"p{point_number}-s{seed_offset}-f{fold}"
+            folder = fold_folder(output, point_number, seed_offset, fold)
             folder.mkdir(parents=True, exist_ok=True)
             held_in = [p for p in pairs if fold_of_text.get(p.query) != fold]
             held_out = [p for p in pairs if fold_of_text.get(p.query) == fold]
@@ -155,6 +155,11 @@ def run_cv(
     summary["final"] = train(final, output=output / "final", events=events)
     (output / "cv.json").write_text(dump_json(summary))
     return summary
+
+
+def fold_folder(output: Path, point_number: int, seed_offset: int, fold: int) -> Path:
+    """Where one fold model of a cross-validation lives: its pairs, held-out set and run folder."""
+    return output / "folds" / f"p{point_number}-s{seed_offset}-f{fold}"
 
 
 def _train_fold(config: TrainConfig, folder: Path) -> None:

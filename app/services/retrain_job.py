@@ -24,7 +24,7 @@ from app.services.gating import GateDataset, build_gate_dataset, mode_calibratio
 from app.services.jobs.context import JobContext, Outcome
 from app.services.pairs import ExportedPair
 from app.services.registry import register_model
-from app.services.runtime import Runtime
+from app.services.runtime import Runtime, ServingState
 from app.services.training_process import TrainingProcess, describe_exit
 from evaluation.judgements import pair_task, write_beir
 from pairank import train_events
@@ -196,7 +196,7 @@ class RetrainRun:
             summary = json.loads((self.run_dir / "cv.json").read_text())
             gate = cross_validated_gate(summary, params.min_improvement, params.require_significant)
         else:
-            gate = self._gate(candidate.encode_bulk, active.encoder.encode_bulk, gate_set, spec.version)
+            gate = self._gate(candidate.encode_bulk, active, gate_set, spec.version)
         gate["active_model"] = active.model_version
         manifest = json.loads((self._model_run() / "manifest.json").read_text())
         register_model(
@@ -234,16 +234,15 @@ class RetrainRun:
         return build_gate_dataset(documents, dev)
 
     def _gate(
-        self, candidate_encode: Any, active_encode: Any, dataset: GateDataset, version: str
+        self, candidate_encode: Any, active: ServingState, dataset: GateDataset, version: str
     ) -> dict[str, Any]:
         """Both models on the dev set, each at its calibrated ranking mode (the active one's stored mode
         when the corpus has one for it), compared by the paired noise band."""
         metric = self.params.gate_metric
-        active_version = self.runtime.state().model_version
         stored = self.stored_calibration
-        stored = stored if stored and stored.get("model") == active_version else None
+        stored = stored if stored and stored.get("model") == active.model_version else None
         new = mode_report(candidate_encode, dataset, metric)
-        old = mode_report(active_encode, dataset, metric, stored)
+        old = mode_report(active.encoder.encode_bulk, dataset, metric, stored)
         delta = new.report.means[metric] - old.report.means[metric]
         noise = paired_noise(new.report, old.report, metric)
         significant = delta > noise["noise_band"]

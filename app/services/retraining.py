@@ -12,7 +12,7 @@ from app.db.admin_models import Job
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
-from app.schemas.admin import RetrainRequest
+from app.schemas.admin import HardNegativesIn, RetrainRequest
 from app.services import gate_cv
 from app.services.corpora import require_corpus
 from app.services.errors import InvalidInputError
@@ -46,9 +46,8 @@ RETRAIN_DEFAULTS: dict[str, Any] = {
 # What beats the base model by cross-validation on a corpus kind, over RETRAIN_DEFAULTS
 # (benchmarks/hybrid.md: on PFCC-S claims, one hard negative per pair mined once from the corpus).
 RETRAIN_DEFAULTS_BY_KIND: dict[str, dict[str, Any]] = {
-    "claim": {"hard_negatives": {"count": 1, "start": 0, "window": 20, "near_duplicate_cutoff": 0.95,
-                                 "remine": "once"}},
-}  # fmt: skip
+    "claim": {"hard_negatives": HardNegativesIn(remine="once").model_dump()},
+}
 _PASSTHROUGH = (
     "loss", "loss_params", "shuffling", "shuffle_params", "epochs", "batch_size", "learning_rate",
     "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant", "cross_validation",
@@ -68,9 +67,9 @@ class RetrainService:
             kind = require_corpus(session, request.corpus).kind
             active = ModelRepository(session).active()
         values = {**RETRAIN_DEFAULTS, **RETRAIN_DEFAULTS_BY_KIND.get(kind, {}), **given}
-        if "hard_negatives" in request.model_fields_set and request.hard_negatives is None:
-            values["hard_negatives"] = None  # an explicit null turns a kind's default mining off
-        elif "hard_negatives" not in given and values["loss"] != "bsc":
+        if "hard_negatives" in request.model_fields_set:
+            values["hard_negatives"] = given.get("hard_negatives")  # null: off, even where the kind mines
+        elif values["loss"] != "bsc":
             values["hard_negatives"] = None  # a kind's default mining goes with the default (BSC) loss
         gate_metric = request.gate_metric or default_gate_metric(kind)
         try:
@@ -82,15 +81,13 @@ class RetrainService:
                 "hard_negatives: only the bsc loss takes hard-negative columns", "hard_negatives"
             )
         base = request.base_model or (active.path if active is not None else self.runtime.settings.model)
+        if request.base_model is not None and (active is None or request.base_model != active.path):
+            # Fold models start from the base model: their epoch 0 is the active model only when the base is.
+            values["cross_validation"] = "never"
         fraction = request.dev.fraction if request.dev and request.dev.fraction else values["dev_fraction"]
         passthrough = {key: values[key] for key in _PASSTHROUGH}
         return RetrainParams(corpus=request.corpus, kind=kind, base_model=base, gate_metric=gate_metric,
                              dev_fraction=float(fraction), **passthrough)  # fmt: skip
-
-    def _active_path(self) -> str | None:
-        with self.runtime.sessions() as session:
-            active = ModelRepository(session).active()
-        return active.path if active is not None else None
 
     def submit(self, request: RetrainRequest) -> Job:
         """Validate, export the pairs, queue the job; ConflictError while a model job is unfinished."""
@@ -108,10 +105,8 @@ class RetrainService:
             )
         if not any(p.label > 0 for p in dev):
             raise InvalidInputError("dev: the dev set has no positive pair to evaluate the gate on", "dev")
-        # Fold models start from the base model, so their epoch 0 is the active model only when the base is.
-        if request.base_model is None or params.base_model == self._active_path():
-            folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev])
-            params = dataclasses.replace(params, cv_folds=folds)
+        folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev])
+        params = dataclasses.replace(params, cv_folds=folds)
         job_id = str(uuid.uuid4())
         job_dir, _ = job_paths(self.runtime.settings.data_dir, job_id)
         stage_inputs(job_dir, params, train, dev)
