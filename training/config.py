@@ -133,6 +133,9 @@ class TrainConfig:
     eval_before_training: bool = True  # score the base model first (epoch 0 of the curves)
     select_base: bool = False  # may the untouched base model win checkpoint selection?
     keep: str = "best"  # best: the best dev epoch's weights; last: the last epoch's (dev only scored)
+    # all: score the dev set after every epoch; last: only after each stage's last epoch (the dev scoring
+    # can cost as much as an epoch; cross-validation at a fixed epoch count needs no curve)
+    eval_epochs: str = "all"
     progress_bar: bool = True
     cpu_threads: int | None = None  # torch threads on the CPU (None: torch's default); 1 helps on busy hosts
     data: DataConfig = field(default_factory=DataConfig)
@@ -190,6 +193,8 @@ def validate(config: TrainConfig) -> None:
         raise ConfigError(f"amp must be auto|fp16|bf16|off, got {config.amp!r}")
     if config.keep not in {"best", "last"}:
         raise ConfigError(f"keep must be best|last, got {config.keep!r}")
+    if config.eval_epochs not in {"all", "last"}:
+        raise ConfigError(f"eval_epochs must be all|last, got {config.eval_epochs!r}")
     if config.dev.kind not in {"beir", "pairs", "split", "none"}:
         raise ConfigError(f"dev.kind must be beir|pairs|split|none, got {config.dev.kind!r}")
     if config.dev.task not in {"retrieval", "rerank", "f1", "spearman"}:

@@ -108,7 +108,8 @@ def train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed
         desc = f"seed run {seed_run} {stage.name} epoch {epoch}/{stage.epochs}"
         stats = train_epoch(ctx, pairs, order, stage.batch_size, first_step, on_step, desc, cfg.progress_bar)
         losses.extend(stats.losses)
-        metrics, score, eval_seconds = state.evaluate(model)
+        scored = cfg.eval_epochs == "all" or epoch == stage.epochs
+        metrics, score, eval_seconds = state.evaluate(model) if scored else (None, None, 0.0)
         record: dict[str, Any] = {
             "seed_run": seed_run,
             "seed": seed,

@@ -86,7 +86,9 @@ class RunState:
         # keep: last offers every epoch unscored (None always wins): the weights are the last epoch's,
         # never chosen on the dev set (cross-validation's held-out fold must not pick its own model).
         score = record["dev_metric"] if self.config.keep == "best" else None
-        if record["stage"] >= 0 or self.config.select_base:
+        # keep: best never offers an epoch the dev set did not score (eval_epochs: last).
+        unscored = self.config.keep == "best" and self.evaluator is not None and score is None
+        if (record["stage"] >= 0 or self.config.select_base) and not unscored:
             self.best_by_run[record["seed_run"]].offer(score, record, model)
             record["is_best"] = self.best.offer(score, record, model)
         else:

@@ -66,6 +66,7 @@ def test_bad_overrides(raw: dict, overrides: list[str], message: str) -> None:
         ({"stages": [{"epochs": 0}]}, "positive"),
         ({"stages": []}, "non-empty"),
         ({"amp": "fp8"}, "amp"),
+        ({"eval_epochs": "some"}, "eval_epochs"),
     ],
 )
 def test_validation_rejects_typos_and_bad_values(raw: dict, message: str) -> None:

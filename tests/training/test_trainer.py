@@ -145,6 +145,19 @@ def test_keep_last_saves_the_last_epoch_whatever_the_dev_scores(
     assert [r["dev_metric"] for r in history] == [0.2, 0.5, 0.9, 0.4]  # still scored every epoch
 
 
+def test_eval_epochs_last_scores_only_the_stage_end_and_never_keeps_an_unscored_epoch(
+    tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scripted = ScriptedScores([0.2, 0.4])  # the base model, then epoch 3 only
+    patch_evaluator(monkeypatch, scripted)
+    manifest, events = run(tiny_setup, tmp_path / "run", eval_epochs="last")
+    history = json.loads((tmp_path / "run" / "metrics.json").read_text())["history"]
+    assert [r["dev_metric"] for r in history] == [0.2, None, None, 0.4]
+    assert [r["eval_seconds"] for r in history[1:3]] == [0.0, 0.0]
+    assert manifest["best_epoch"] == 3 and manifest["dev_metrics"] == {"MRR": 0.4}
+    assert [e["is_best"] for e in events if e["event"] == "epoch_end"] == [False, False, False, True]
+
+
 def test_sequential_stages_restart_from_the_best_epoch(
     tiny_setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
