@@ -28,16 +28,30 @@ def gain(entry: dict[str, float]) -> str:
     return f"{mean:+.2f} +- {std:.2f}{mark}"
 
 
+def runs_of(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The runs behind the table (the first format held one run, best-of-epochs fold models)."""
+    if "runs" in document:
+        return list(document["runs"])
+    first = {k: document[k] for k in ("machine", "command", "training_seconds", "scoring_seconds")}
+    seeds = sorted({row["seed"] for row in document["rows"]})
+    return [{**first, "seeds": seeds, "fold_models": "best of epochs 1-3 on the held-out fold"}]
+
+
 def render(document: dict[str, Any]) -> str:
     """The table: every model and setting, mean +- sd over folds x seeds, then the paired gains."""
     table = document["table"]
     lines = [
         f"{document['folds']} grouped folds x {document['seeds']} seed(s) over {document['queries']} PFCC-S "
         f"queries ({document['groups']} query groups), each held-out fold ranked against all 10,369 claims; "
-        f"fine-tuning: `pfcc_snopes.yaml` for {document['epochs']} epochs on the other folds. "
-        f"Fold training {document['training_seconds'] / 60:.0f} minutes, scoring "
-        f"{document['scoring_seconds'] / 60:.0f} minutes on {document['machine']['nproc']} CPU cores; "
-        f"`{document['command']}`.",
+        f"fine-tuning: `pfcc_snopes.yaml` for {document['epochs']} epochs on the other folds. Runs:",
+        "",
+        *(
+            f"- seed(s) {', '.join(str(s) for s in run['seeds'])}: fold training "
+            f"{run['training_seconds'] / 60:.0f} min, scoring {run['scoring_seconds'] / 60:.0f} min on "
+            f"{run['machine']['nproc']} CPU cores ({run['machine'].get('cpu_model', 'CPU')}); fold models: "
+            f"{run['fold_models']}; `{run['command']}`"
+            for run in runs_of(document)
+        ),
         "",
         "| model / ranking | n | " + " | ".join(METRICS) + " | gain HP@1 (points) | gain MRR (points) |",
         "|---|---|" + "---|" * (len(METRICS) + 2),

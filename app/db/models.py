@@ -49,6 +49,9 @@ class Corpus(Base):
     calibration: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # How the corpus ranks best with one model: {"model", "mode", "alpha", "fusion", "metric", ...}.
     ranking_calibration: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # How it ranks without a calibration for the serving model: {"mode", "alpha", "fusion"}, set at
+    # creation (the kind's default unless the request names one); null: dense (corpora made before it).
+    default_ranking: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # Highest change-log sequence number of this corpus: workers compare it with their indexes' marks.
     change_seq: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0, server_default="0")
     # The search structure requested at creation (indexes.spec.IndexSpec); null means automatic.

@@ -53,10 +53,21 @@ class CorpusRepository:
         self.session = session
 
     def add(
-        self, name: str, kind: str, description: str | None, index_spec: dict[str, Any] | None = None
+        self,
+        name: str,
+        kind: str,
+        description: str | None,
+        index_spec: dict[str, Any] | None = None,
+        default_ranking: dict[str, Any] | None = None,
     ) -> Corpus:
         """Insert a corpus; ConflictError when the name is taken (also by a concurrent create)."""
-        corpus = Corpus(name=name, kind=kind, description=description, index_spec=index_spec)
+        corpus = Corpus(
+            name=name,
+            kind=kind,
+            description=description,
+            index_spec=index_spec,
+            default_ranking=default_ranking,
+        )
         try:
             with self.session.begin_nested():
                 self.session.add(corpus)

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from app.schemas.common import CorpusName, Description, DocumentId, Metadata, NonBlankText, limited
+from app.schemas.ranking import RankingModeName
 from app.schemas.requests import RequestModel
 
 CorpusKind = Literal["claim", "answer", "question"]
@@ -49,6 +50,14 @@ class IvfIndex(RequestModel):
 IndexSpecIn = Annotated[AutoIndex | FlatIndex | HnswIndex | IvfIndex, Field(discriminator="type")]
 
 
+class CorpusRanking(RequestModel):
+    """How a corpus ranks until a ranking calibration for the serving model exists."""
+
+    mode: RankingModeName = Field(description="`dense`, `lexical` (BM25) or `hybrid` (both, fused).")
+    alpha: float = Field(0.2, ge=0, le=1, description="`hybrid` with linear fusion: the lexical weight.")
+    fusion: Literal["linear", "rrf"] = Field("linear", description="`hybrid`: linear mix or `rrf`.")
+
+
 class CorpusCreate(RequestModel):
     """POST /v1/corpora body."""
 
@@ -56,6 +65,11 @@ class CorpusCreate(RequestModel):
     kind: CorpusKind
     description: Description | None = None
     index: IndexSpecIn | None = Field(None, description="Search structure; omitted: automatic by size.")
+    ranking: CorpusRanking | None = Field(
+        None,
+        description="Ranking until calibrated; omitted: the kind's default (`claim`: hybrid, alpha 0.2; "
+        "`answer`, `question`: dense).",
+    )
 
 
 class CorpusOut(BaseModel):
@@ -76,6 +90,11 @@ class CorpusOut(BaseModel):
         None,
         validation_alias=AliasChoices("index_spec", "index"),
         description="The index spec given at creation (null: auto).",
+    )
+    ranking: dict[str, Any] | None = Field(
+        None,
+        validation_alias=AliasChoices("default_ranking", "ranking"),
+        description="Ranking until a calibration for the serving model exists (null: dense).",
     )
 
 

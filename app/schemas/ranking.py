@@ -108,11 +108,23 @@ class RankedOut(BaseModel):
     )
 
 
+class RankingUsed(BaseModel):
+    """The ranking a corpus request used (from the request, the corpus's calibration or its default)."""
+
+    model_config = ConfigDict(from_attributes=True)
+    mode: RankingModeName
+    alpha: float = Field(description="`hybrid` with linear fusion: the lexical weight.")
+    fusion: Literal["linear", "rrf"]
+
+
 class RankResponse(BaseModel):
     """Ranked results and the model version that produced them."""
 
     results: list[RankedOut]
     model: str
+    ranking: RankingUsed | None = Field(
+        None, description="Corpus rankings: how it ranked.", exclude_if=lambda value: value is None
+    )
 
 
 class DuplicateText(RequestModel):
@@ -173,6 +185,7 @@ class DuplicatesResponse(BaseModel):
         description="request: given in the body; corpus: calibrated for this model; default: the setting."
     )
     model: str
+    ranking: RankingUsed = Field(description="How the candidates were ranked.")
 
 
 class TextPair(RequestModel):

@@ -14,6 +14,7 @@ from app.db.models import Corpus, Document
 from app.db.repository import KEEP_METADATA, CorpusRepository, DocumentInput, DocumentRepository
 from app.services.encoder import text_sha256
 from app.services.errors import InvalidInputError, NotFoundError
+from app.services.hybrid import DEFAULT_RANKING_BY_KIND
 from app.services.limits import check_count, check_text
 from app.services.runtime import Runtime, ServingState
 from app.services.vector_store import CorpusVectors
@@ -58,9 +59,15 @@ class CorpusService:
         self.settings = runtime.settings
 
     def create_corpus(
-        self, name: str, kind: str, description: str | None, index: dict[str, Any] | None = None
+        self,
+        name: str,
+        kind: str,
+        description: str | None,
+        index: dict[str, Any] | None = None,
+        ranking: dict[str, Any] | None = None,
     ) -> Corpus:
-        """Create an empty corpus (with an optional index spec); ConflictError when the name is taken."""
+        """Create an empty corpus (with an optional index spec, and its ranking until calibrated: the
+        kind's default unless given); ConflictError when the name is taken."""
         spec = None
         if index is not None:
             try:
@@ -70,7 +77,8 @@ class CorpusService:
                 raise InvalidInputError(str(error), "index") from error
             spec = parsed.to_dict()
         with transaction(self.runtime.sessions) as session:
-            return CorpusRepository(session).add(name, kind, description, spec)
+            default = ranking if ranking is not None else DEFAULT_RANKING_BY_KIND.get(kind)
+            return CorpusRepository(session).add(name, kind, description, spec, default)
 
     def list_corpora(self) -> list[Corpus]:
         """Every corpus (with its maintained document count), by name."""

@@ -13,6 +13,7 @@ from app.db.engine import transaction
 from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
 from app.services.encoder import text_sha256
 from app.services.errors import ConflictError
+from app.services.hybrid import DEFAULT_RANKING_BY_KIND
 
 DEMO_CORPUS = "demo-claims"
 log = logging.getLogger(__name__)
@@ -37,7 +38,12 @@ def _create_demo_corpus(sessions: sessionmaker[Session]) -> bool:
         corpora = CorpusRepository(session)
         if corpora.get(DEMO_CORPUS) is not None:
             return False
-        corpus = corpora.add(DEMO_CORPUS, "claim", "Fact-checked claims shipped with pairank as a demo.")
+        corpus = corpora.add(
+            DEMO_CORPUS,
+            "claim",
+            "Fact-checked claims shipped with pairank as a demo.",
+            default_ranking=DEFAULT_RANKING_BY_KIND["claim"],
+        )
         inputs = [
             DocumentInput(d["id"], d["text"], text_sha256(d["text"]), d.get("metadata"))
             for d in demo_documents()

@@ -82,7 +82,7 @@ class ModeReport:
     report: RankingReport
     settings: dict[str, float]
     source: str  # "stored": the corpus's calibration for this model; "dev": chosen on the dev queries;
-    # "default": dense, the dev set being too small to choose on
+    # "default": the corpus's default ranking (else dense), the dev set being too small to choose on
 
 
 def mode_report(
@@ -90,29 +90,40 @@ def mode_report(
     gate: GateDataset,
     gate_metric: str,
     stored: Mapping[str, Any] | None = None,
+    default: Mapping[str, Any] | None = None,
 ) -> ModeReport:
     """Score every ranking setting on the dev set; the model's mode is `stored` (the corpus's calibration
     for this model) when given, else the one the calibration protocol picks on the dev queries
     (grouped 5-fold cross-validated choice, as `calibrate-ranking` does), or dense when the dev queries
-    form fewer than MODE_CHOICE_MIN_GROUPS groups."""
+    form fewer than MODE_CHOICE_MIN_GROUPS groups: then the corpus's `default` ranking (what it serves
+    uncalibrated), else dense."""
     parse_metric(gate_metric)
     names = list(dict.fromkeys([gate_metric, *REPORTED]))
     candidates = candidate_scores(encode, gate.dataset, gate.mode)
     reports = score_settings(candidates, gate.dataset.qrels, names)
     grid = {setting.label: setting for setting in setting_grid()}
     settings = {label: report.means[gate_metric] for label, report in reports.items()}
-    if stored and stored.get("mode"):
-        setting = RankingSetting(
-            str(stored["mode"]), float(stored.get("alpha", 0.0)), str(stored.get("fusion", "linear"))
-        )
-        if setting.label in reports:
-            return ModeReport(setting, reports[setting.label], settings, "stored")
+    saved = _setting(stored)
+    if saved is not None and saved.label in reports:
+        return ModeReport(saved, reports[saved.label], settings, "stored")
     groups = query_groups(gate.dataset.qrels)
     if len(groups) < MODE_CHOICE_MIN_GROUPS:  # a choice among 13 settings on a handful of queries is noise
-        return ModeReport(grid["dense"], reports["dense"], settings, "default")
+        fallback = _setting(default)
+        if fallback is None or fallback.label not in reports:
+            fallback = grid["dense"]
+        return ModeReport(fallback, reports[fallback.label], settings, "default")
     per_query = per_query_values(reports, gate_metric)
     label = cross_validated_choice(per_query, group_folds(groups, MODE_CHOICE_FOLDS))["choice"]
     return ModeReport(grid[label], reports[label], settings, "dev")
+
+
+def _setting(saved: Mapping[str, Any] | None) -> RankingSetting | None:
+    """A stored ranking (a calibration or a corpus default) as a setting; None when there is none."""
+    if not saved or not saved.get("mode"):
+        return None
+    return RankingSetting(
+        str(saved["mode"]), float(saved.get("alpha", 0.0)), str(saved.get("fusion", "linear"))
+    )
 
 
 def mode_calibration(model: str, chosen: ModeReport, metric: str, task: str, now: str) -> dict[str, Any]:

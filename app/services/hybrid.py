@@ -17,9 +17,15 @@ from app.services.vector_store import CorpusVectors, VectorStore
 from indexes.fusion import FusedHit, RankingSetting, fuse
 
 # The lexical weight of a `hybrid` request that names none and has no calibration: between the best
-# mixes measured on claims (PFCC-S, 0.1) and questions (CQA-B, 0.3) in benchmarks/hybrid.md. The
-# default mode stays `dense` until a calibration says otherwise.
+# mixes measured on claims (PFCC-S, 0.1) and questions (CQA-B, 0.3) in benchmarks/hybrid.md.
 DEFAULT_ALPHA = 0.2
+# How a new corpus ranks until a calibration says otherwise (its `default_ranking`), by kind. Claims:
+# hybrid a=0.2, the best setting of the cross-validated PFCC-S table (benchmarks/hybrid.md: +5.75 points
+# HasPositive@1 over dense for the base model, +2.4 more on the fine-tuned one). Answers (CQA-A: every
+# amount of BM25 lowers MAP) and questions (CQA-B: +0.8 MAP, inside the fold spread) stay dense.
+DEFAULT_RANKING_BY_KIND: dict[str, dict[str, Any]] = {
+    "claim": {"mode": "hybrid", "alpha": DEFAULT_ALPHA, "fusion": "linear"},
+}
 CANDIDATES = 100  # each side's share of the candidates: its top max(k, CANDIDATES)
 _FILTERED_POOL = 10  # a filter keeps fewer lexical hits: look this many times deeper before filtering
 
@@ -34,11 +40,15 @@ class RankingRequest:
 
 
 def resolve_mode(
-    requested: RankingRequest | None, calibrated: dict[str, Any] | None, model: str
+    requested: RankingRequest | None,
+    calibrated: dict[str, Any] | None,
+    model: str,
+    default: dict[str, Any] | None = None,
 ) -> RankingSetting:
-    """The request's choices, then the corpus's calibration (only if made with `model`), then defaults."""
+    """The request's choices, then the corpus's calibration (only if made with `model`), then the
+    corpus's default ranking, then dense."""
     asked = requested or RankingRequest()
-    saved = calibrated if calibrated and calibrated.get("model") == model else {}
+    saved = calibrated if calibrated and calibrated.get("model") == model else (default or {})
     return RankingSetting(
         mode=asked.mode or str(saved.get("mode") or "dense"),
         alpha=float(asked.alpha if asked.alpha is not None else saved.get("alpha", DEFAULT_ALPHA)),

@@ -45,6 +45,7 @@ class Ranking:
 
     results: list[RankedItem]
     model: str
+    ranking: RankingSetting | None = None  # corpus rankings: the mode used
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class DuplicateReport:
     threshold: float
     threshold_source: str
     model: str
+    ranking: RankingSetting
 
 
 def order_by_score(ids: Sequence[str | int], scores: np.ndarray, k: int) -> list[tuple[str | int, float]]:
@@ -105,8 +107,8 @@ class RankingService:
 
     def _mode(self, corpus_name: str, requested: RankingRequest | None, model: str) -> RankingSetting:
         with self.runtime.sessions() as session:
-            calibrated = require_corpus(session, corpus_name).ranking_calibration
-        return resolve_mode(requested, calibrated, model)
+            corpus = require_corpus(session, corpus_name)
+            return resolve_mode(requested, corpus.ranking_calibration, model, corpus.default_ranking)
 
     def _fused_search(
         self,
@@ -170,7 +172,7 @@ class RankingService:
                 fused = self._fused_search(opened, query, query_vector[0], k, how, conditions)
             else:
                 fused = rerank(state.indexes, opened, query, query_vector[0], database_ids, k, how)
-            return Ranking(self._resolve_fused(opened, fused, include_metadata), state.model_version)
+            return Ranking(self._resolve_fused(opened, fused, include_metadata), state.model_version, how)
         if database_ids is not None:
             scores = state.indexes.vectors_of(opened, database_ids) @ query_vector[0]
             hits = top_k(database_ids, scores, k)
@@ -179,7 +181,7 @@ class RankingService:
             hits = filtered_search(state.indexes, opened, sessions, query_vector, k, conditions)[0]
         else:
             hits = opened.search_one(query_vector[0], k)
-        return Ranking(self._resolve(opened, hits, include_metadata), state.model_version)
+        return Ranking(self._resolve(opened, hits, include_metadata), state.model_version, how)
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
         """Rank texts given inline; each result's id is the text's position in the request."""
@@ -225,7 +227,7 @@ class RankingService:
                 kept = [item for item in resolved if item.id != own_id][:k]
                 matches = [replace(item, rank=rank) for rank, item in enumerate(kept, start=1)]
                 results.append(DuplicateMatches(text, own_id, matches))
-            return DuplicateReport(results, used, source, state.model_version)
+            return DuplicateReport(results, used, source, state.model_version, how)
         # One extra hit per query so that excluding the input's own document still leaves k.
         if conditions:
             sessions = self.runtime.sessions
@@ -238,7 +240,7 @@ class RankingService:
             kept = [item for item in resolved if item.id != own_id][:k]
             matches = [replace(item, rank=rank) for rank, item in enumerate(kept, start=1)]
             results.append(DuplicateMatches(text, own_id, matches))
-        return DuplicateReport(results, used, source, state.model_version)
+        return DuplicateReport(results, used, source, state.model_version, how)
 
     def _duplicate_settings(
         self, corpus_name: str, requested: float | None, requested_mode: RankingRequest | None, model: str
@@ -246,7 +248,7 @@ class RankingService:
         """(threshold, its source, ranking) from one read of the corpus row."""
         with self.runtime.sessions() as session:
             corpus = require_corpus(session, corpus_name)
-            how = resolve_mode(requested_mode, corpus.ranking_calibration, model)
+            how = resolve_mode(requested_mode, corpus.ranking_calibration, model, corpus.default_ranking)
             if requested is not None:
                 return requested, "request", how
             # A calibrated threshold holds only for the model it was calibrated with.

@@ -149,6 +149,7 @@ class RetrainRun:
         self.job_dir, self.run_dir = job_paths(runtime.settings.data_dir, context.job_id)
         self.process: TrainingProcess | None = None
         self.stored_calibration: dict[str, Any] | None = None
+        self.default_ranking: dict[str, Any] | None = None
         self._last_progress_write = 0.0
 
     def run(self) -> Outcome:
@@ -231,6 +232,7 @@ class RetrainRun:
                 raise RuntimeError(f"corpus {self.params.corpus!r} was deleted during the job")
             documents = {d: t for batch in DocumentRepository(session, corpus).iter_texts() for d, t in batch}
             self.stored_calibration = corpus.ranking_calibration
+            self.default_ranking = corpus.default_ranking
         return build_gate_dataset(documents, dev)
 
     def _gate(
@@ -241,8 +243,8 @@ class RetrainRun:
         metric = self.params.gate_metric
         stored = self.stored_calibration
         stored = stored if stored and stored.get("model") == active.model_version else None
-        new = mode_report(candidate_encode, dataset, metric)
-        old = mode_report(active.encoder.encode_bulk, dataset, metric, stored)
+        new = mode_report(candidate_encode, dataset, metric, default=self.default_ranking)
+        old = mode_report(active.encoder.encode_bulk, dataset, metric, stored, self.default_ranking)
         delta = new.report.means[metric] - old.report.means[metric]
         noise = paired_noise(new.report, old.report, metric)
         significant = delta > noise["noise_band"]

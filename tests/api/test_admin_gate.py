@@ -46,9 +46,10 @@ def test_the_dev_gate_scores_each_model_at_its_mode_and_activation_adopts_the_ch
     job = wait_job(admin, admin.post("/admin/retrain", json=body, headers=KEY).json()["job_id"], finished)
     assert job["status"] == "succeeded", (job["error"], job["log_tail"])
     gate = job["gate"]
-    # Two dev queries: too few to choose a ranking mode on, so both models are gated (and served) dense.
+    # Two dev queries: too few to choose a ranking mode on, so both models are gated (and served) at the
+    # claim corpus's default ranking.
     assert gate["protocol"] == "dev" and gate["active_ranking_source"] == "default"
-    assert gate["candidate_ranking"] == gate["active_ranking"] == "dense"
+    assert gate["candidate_ranking"] == gate["active_ranking"] == "hybrid a=0.2"
     settings = gate["settings"]["candidate"]
     assert {"dense", "lexical", "hybrid a=0.2", "hybrid rrf"} <= set(settings)
     assert gate["candidate"]["MRR"] == settings[gate["candidate_ranking"]]
@@ -69,6 +70,7 @@ def test_the_dev_gate_scores_each_model_at_its_mode_and_activation_adopts_the_ch
     # The corpus now ranks in the gate's mode by default: hybrid and lexical results carry both scores.
     results = admin.post("/v1/corpora/claims/rank", json={"query": "moon landing studio", "k": 2}).json()
     assert ("lexical_score" in results["results"][0]) == (adopted["mode"] != "dense")
+    assert results["ranking"]["mode"] == adopted["mode"]
 
 
 def test_retraining_with_hard_negatives_mined_from_the_corpus(admin: TestClient) -> None:

@@ -18,6 +18,13 @@ def rank(client: TestClient, **body: object) -> list[dict]:
     return list(response.json()["results"])
 
 
+def used_ranking(client: TestClient, **body: object) -> dict:
+    """The ranking a corpus rank call reports it used."""
+    response = client.post("/v1/corpora/claims/rank", json={"k": 5, **body})
+    assert response.status_code == 200, response.text
+    return dict(response.json()["ranking"])
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [
@@ -136,12 +143,59 @@ def test_ranking_calibration_chooses_on_stored_pairs_and_becomes_the_default(
     assert calibration["settings"]["lexical"] == 1.0 and calibration["value"] == 1.0
     default = rank(client, query="is the earth flat")  # no mode: the calibrated one
     assert ("lexical_score" in default[0]) == (calibration["mode"] != "dense")
+    assert used_ranking(client, query="is the earth flat")["mode"] == calibration["mode"]
 
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
-    for model, expect_lexical in ((calibration["model"], True), ("another-model@0", False)):
+    # A calibration holds only for the model it was made with; else the claim corpus's default, hybrid.
+    for model, expected in ((calibration["model"], "lexical"), ("another-model@0", "hybrid")):
         with transaction(runtime.sessions) as session:
             corpus = CorpusRepository(session).get("claims")
             assert corpus is not None
             corpus.ranking_calibration = {**calibration, "model": model, "mode": "lexical"}
-        # A calibration holds only for the model it was made with.
-        assert ("lexical_score" in rank(client, query="is the earth flat")[0]) == expect_lexical
+        assert used_ranking(client, query="is the earth flat")["mode"] == expected
+
+
+def test_a_new_claim_corpus_ranks_hybrid_until_calibrated_other_kinds_dense(client: TestClient) -> None:
+    add_claims(client)
+    hybrid = {"mode": "hybrid", "alpha": 0.2, "fusion": "linear"}
+    assert client.get("/v1/corpora/claims").json()["ranking"] == hybrid
+    results = rank(client, query="is the earth flat")
+    assert used_ranking(client, query="is the earth flat") == hybrid
+    assert all("dense_score" in r and "lexical_score" in r for r in results)
+    assert results == rank(client, query="is the earth flat", mode="hybrid", alpha=0.2)
+    for kind in ("answer", "question"):
+        add_claims(client, corpus=f"{kind}s", kind=kind)
+        assert client.get(f"/v1/corpora/{kind}s").json()["ranking"] is None
+        response = client.post(f"/v1/corpora/{kind}s/rank", json={"query": "is the earth flat"}).json()
+        assert response["ranking"]["mode"] == "dense" and "lexical_score" not in response["results"][0]
+
+
+def test_a_corpus_created_with_its_own_ranking_keeps_it(client: TestClient) -> None:
+    for name, ranking in (("dense", {"mode": "dense"}), ("rrf", {"mode": "hybrid", "fusion": "rrf"})):
+        body = {"name": name, "kind": "claim", "ranking": ranking}
+        assert client.post("/v1/corpora", json=body).status_code == 201
+        stored = client.get(f"/v1/corpora/{name}").json()["ranking"]
+        assert stored == {"alpha": 0.2, "fusion": "linear", **ranking}
+        documents = [{"id": i, "text": t} for i, t in CLAIMS]
+        assert client.post(f"/v1/corpora/{name}/documents", json={"documents": documents}).status_code == 200
+        used = client.post(f"/v1/corpora/{name}/rank", json={"query": "flat earth"}).json()["ranking"]
+        assert used == stored
+    # Corpora made before default rankings existed (null) rank dense, as they did.
+    runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    add_claims(client)
+    with transaction(runtime.sessions) as session:
+        corpus = CorpusRepository(session).get("claims")
+        assert corpus is not None
+        corpus.default_ranking = None
+    assert used_ranking(client, query="flat earth")["mode"] == "dense"
+
+
+@pytest.mark.parametrize(
+    ("ranking", "field"),
+    [({"mode": "sparse"}, "ranking.mode"), ({"mode": "hybrid", "alpha": 1.5}, "ranking.alpha"),
+     ({"alpha": 0.3}, "ranking.mode"), ({"mode": "hybrid", "fusion": "max"}, "ranking.fusion")],
+)  # fmt: skip
+def test_a_bad_corpus_ranking_is_422_naming_the_field(client: TestClient, ranking: dict, field: str) -> None:
+    response = client.post("/v1/corpora", json={"name": "bad", "kind": "claim", "ranking": ranking})
+    assert response.status_code == 422 and field in [e["field"] for e in response.json()["errors"]]
+    assert client.get("/v1/corpora/bad").status_code == 404

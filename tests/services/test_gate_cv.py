@@ -101,3 +101,7 @@ def test_each_model_is_gated_at_its_calibrated_mode() -> None:
     small = GateDataset(judge_pairs(DEV[:9], DOCS, name="gate"), "retrieval")
     assert mode_report(length_encoder, small, "MRR").source == "default"
     assert mode_report(length_encoder, small, "MRR").setting.mode == "dense"
+    # ... or the corpus's default ranking, what it serves uncalibrated (a claim corpus: hybrid a=0.2).
+    claim_default = {"mode": "hybrid", "alpha": 0.2, "fusion": "linear"}
+    served = mode_report(length_encoder, small, "MRR", default=claim_default)
+    assert served.source == "default" and served.setting.label == "hybrid a=0.2"

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from app.services.corpora import CorpusService
+from app.services.hybrid import RankingRequest
 from app.services.ranking import RankingService
 from app.services.runtime import Runtime
 from tests.services.conftest import RuntimeFactory, serve
@@ -28,8 +29,9 @@ def upsert(runtime: Runtime, documents: dict[str, str]) -> None:
 
 
 def ranked(runtime: Runtime, query: str, k: int = 10) -> list[tuple[str, float]]:
-    """(id, score) of a corpus search, best first."""
-    results = RankingService(runtime).rank_corpus("claims", query, k, None).results
+    """(id, cosine) of a dense corpus search, best first (a claim corpus would rank hybrid by default)."""
+    dense = RankingRequest(mode="dense")
+    results = RankingService(runtime).rank_corpus("claims", query, k, None, requested=dense).results
     return [(str(item.id), item.score) for item in results]
 
 

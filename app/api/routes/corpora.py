@@ -32,7 +32,9 @@ def create_corpus(body: CorpusCreate, service: CorpusServiceDep, caller: WriteAc
     """Create an empty corpus."""
     require_corpus(caller, body.name)
     index = body.index.model_dump() if body.index is not None else None
-    return CorpusOut.model_validate(service.create_corpus(body.name, body.kind, body.description, index))
+    ranking = body.ranking.model_dump() if body.ranking is not None else None
+    created = service.create_corpus(body.name, body.kind, body.description, index, ranking)
+    return CorpusOut.model_validate(created)
 
 
 @router.get("", response_model=CorpusList)

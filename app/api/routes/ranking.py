@@ -16,6 +16,7 @@ from app.schemas.ranking import (
     DuplicateText,
     RankedOut,
     RankingOptions,
+    RankingUsed,
     RankResponse,
     SimilarityRequest,
     SimilarityResponse,
@@ -37,7 +38,8 @@ def _how(body: RankingOptions) -> RankingRequest:
 
 
 def _response(ranking: Ranking) -> RankResponse:
-    return RankResponse(results=_items(ranking.results), model=ranking.model)
+    used = RankingUsed.model_validate(ranking.ranking) if ranking.ranking is not None else None
+    return RankResponse(results=_items(ranking.results), model=ranking.model, ranking=used)
 
 
 @router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses=NOT_FOUND, dependencies=[READ])
@@ -82,6 +84,7 @@ def find_duplicates(
         threshold=report.threshold,
         threshold_source=report.threshold_source,
         model=report.model,
+        ranking=RankingUsed.model_validate(report.ranking),
     )
 
 
