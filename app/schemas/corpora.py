@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from app.schemas.common import CorpusName, Description, DocumentId, Metadata, NonBlankText, limited
-from app.schemas.ranking import RankingModeName
+from app.schemas.ranking import RankingModeName, RankingUsed
 from app.schemas.requests import RequestModel
 
 CorpusKind = Literal["claim", "answer", "question"]
@@ -91,7 +91,7 @@ class CorpusOut(BaseModel):
         validation_alias=AliasChoices("index_spec", "index"),
         description="The index spec given at creation (null: auto).",
     )
-    ranking: dict[str, Any] | None = Field(
+    ranking: RankingUsed | None = Field(
         None,
         validation_alias=AliasChoices("default_ranking", "ranking"),
         description="Ranking until a calibration for the serving model exists (null: dense).",

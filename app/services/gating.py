@@ -94,9 +94,9 @@ def mode_report(
 ) -> ModeReport:
     """Score every ranking setting on the dev set; the model's mode is `stored` (the corpus's calibration
     for this model) when given, else the one the calibration protocol picks on the dev queries
-    (grouped 5-fold cross-validated choice, as `calibrate-ranking` does), or dense when the dev queries
-    form fewer than MODE_CHOICE_MIN_GROUPS groups: then the corpus's `default` ranking (what it serves
-    uncalibrated), else dense."""
+    (grouped 5-fold cross-validated choice, as `calibrate-ranking` does); when the dev queries form fewer
+    than MODE_CHOICE_MIN_GROUPS groups, the corpus's `default` ranking (what it serves uncalibrated),
+    else dense."""
     parse_metric(gate_metric)
     names = list(dict.fromkeys([gate_metric, *REPORTED]))
     candidates = candidate_scores(encode, gate.dataset, gate.mode)
