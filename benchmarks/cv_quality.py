@@ -1,22 +1,24 @@
-"""Issue 15's cross-validated table: zero-shot vs fine-tuned (with and without hard negatives), each
-dense, lexical and hybrid, on PFCC-S train + dev by grouped K-fold cross-validation.
+"""Issue 15's cross-validated tables: zero-shot vs fine-tuned (with and without hard negatives), each
+dense, lexical and hybrid, by grouped K-fold cross-validation over a dataset's train + dev pairs.
+
+`--dataset pfcc` (default): PFCC-S with `training/configs/pfcc_snopes.yaml` (3 epochs as chosen by the
+first cross-validation; `--epochs` overrides), the grid over hard negatives off/on, every held-out
+query ranked against all 10,369 claims. `--dataset cqa_a|cqa_b`: SemEval CQA-A/B with their configs
+(combo loss: no hard negatives), re-ranking each question's 10 candidates, MAP.
 
 The folds and fold models come from `training.cross_validation.run_cv` (the code of `pairank train
---cv`): all 800 labelled queries in query groups that never straddle two folds, each fold model trained
-on the other folds with `training/configs/pfcc_snopes.yaml` (`--epochs`, default 3 as chosen by the
-first cross-validation), the grid over hard negatives off/on. Every held-out fold is then ranked against
-all 10,369 claims by the fold model and by the zero-shot model, through `evaluation.hybrid_eval` (each
-side's top 100, as the service ranks), scored dense, lexical and hybrid (alpha 0.1 and 0.2, fixed in
-advance from benchmarks/hybrid.md, and RRF). Gains are paired per fold and seed against zero-shot dense.
-A rerun with the same --work folder resumes finished folds (`--score-only` scores a finished run's
-folds from its cv.json without training). Fold models keep their last epoch and are scored once, after
-it (`keep: last`, `eval_epochs: last`). `--first-seed N --add` trains seeds 42+N.. and adds their rows
-to the committed ones (a seed per session on a CPU). Writes benchmarks/cv_quality.json;
-cv_quality_report.py renders it into hybrid.md. About 50 minutes of training per seed on 2 CPU cores,
-a few minutes on a GPU.
+--cv`): query groups never straddle two folds. Every held-out fold is ranked by the fold model and by
+the zero-shot model through `evaluation.hybrid_eval` (each side's top 100, as the service ranks),
+scored dense, lexical and hybrid (alpha 0.1 and 0.2, fixed in advance from benchmarks/hybrid.md, and
+RRF). Gains are paired per fold and seed against zero-shot dense. Fold models keep their last epoch and
+are scored once, after it (`keep: last`, `eval_epochs: last`). A rerun with the same --work folder
+resumes finished folds (`--score-only` scores a finished run's folds from its cv.json without
+training); `--first-seed N --add` trains seeds 42+N.. and adds their rows to the committed ones (a
+seed per session on a CPU). Writes benchmarks/cv_quality[_DATASET].json; cv_quality_report.py renders
+them into hybrid.md. PFCC-S: about 40 minutes of training per seed on 2 CPU cores, minutes on a GPU.
 
-    nice -n 10 .venv/bin/python benchmarks/cv_quality.py [--seeds 1] [--first-seed 0 [--add]]
-        [--device auto|cpu|cuda]
+    nice -n 10 .venv/bin/python benchmarks/cv_quality.py [--dataset pfcc|cqa_a|cqa_b] [--seeds 1]
+        [--first-seed 0 [--add]] [--device auto|cpu|cuda]
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import json
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +45,30 @@ from training.config import CVConfig, apply_overrides, config_from_dict, load_ra
 from training.cross_validation import fold_folder, run_cv  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-METRICS = ["HasPositive@1", "HasPositive@5", "HasPositive@50", "MRR"]
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """One cross-validated table: the training config, its ranking task and the metrics reported."""
+
+    config: str
+    task: str  # retrieval (against the whole corpus) or rerank (a query's own candidates)
+    metrics: tuple[str, ...]
+    gains: tuple[str, str]  # the two metrics whose paired gains the report shows
+    hard_negatives: bool  # grid over hard negatives off/on (BSC configs only)
+    output: str
+    ranked_against: str  # what each held-out query is ranked against, for the report
+
+
+RERANK_METRICS = ("MAP", "MRR", "HasPositive@1")
+DATASETS = {
+    "pfcc": Dataset("pfcc_snopes", "retrieval", ("HasPositive@1", "HasPositive@5", "HasPositive@50", "MRR"),
+                    ("HasPositive@1", "MRR"), True, "cv_quality.json", "all 10,369 claims"),
+    "cqa_a": Dataset("semeval_cqa_a", "rerank", RERANK_METRICS, ("MAP", "MRR"), False,
+                     "cv_quality_cqa_a.json", "its question's 10 comments"),
+    "cqa_b": Dataset("semeval_cqa_b", "rerank", RERANK_METRICS, ("MAP", "MRR"), False,
+                     "cv_quality_cqa_b.json", "its question's 10 related questions"),
+}  # fmt: skip
 SETTINGS = {
     "dense": RankingSetting("dense"),
     "lexical": RankingSetting("lexical"),
@@ -58,12 +84,13 @@ def hard_negatives(data: Path) -> dict[str, Any]:
     return {"count": 1, "window": 20, "remine": "once", "corpus": str(data / "pfcc_snopes" / "corpus.jsonl")}
 
 
-def scored(encode: Any, dev_dir: Path) -> dict[str, dict[str, float]]:
+def scored(encode: Any, dev_dir: Path, dataset: Dataset) -> dict[str, dict[str, float]]:
     """Each setting's metric means on one held-out fold."""
     data = load_beir(dev_dir, "dev")
-    candidates = candidate_scores(encode, data, "retrieval", pool=100)
+    candidates = candidate_scores(encode, data, dataset.task, pool=100)  # type: ignore[arg-type]
+    metrics = list(dataset.metrics)
     return {
-        label: evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=METRICS).means
+        label: evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=metrics).means
         for label, setting in SETTINGS.items()
     }
 
@@ -81,7 +108,7 @@ def cached(encode: Any) -> Any:
     return run
 
 
-def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summarise(rows: list[dict[str, Any]], metrics: tuple[str, ...]) -> dict[str, Any]:
     """Mean +- sd over folds x seeds of every (model, setting) and of its paired gain over zero-shot."""
     table: dict[str, Any] = {}
     for row in rows:
@@ -90,7 +117,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             for setting, values in row.get(model, {}).items():
                 entry = table.setdefault(f"{model} / {setting}", {"values": [], "gains": []})
                 entry["values"].append(values)
-                entry["gains"].append({m: values[m] - base[m] for m in METRICS})
+                entry["gains"].append({m: values[m] - base[m] for m in metrics})
 
     def spread(items: list[dict[str, float]], metric: str) -> dict[str, float]:
         xs = [item[metric] for item in items]
@@ -99,8 +126,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         label: {
             "n": len(entry["values"]),
-            **{m: spread(entry["values"], m) for m in METRICS},
-            "gain": {m: spread(entry["gains"], m) for m in METRICS},
+            **{m: spread(entry["values"], m) for m in metrics},
+            "gain": {m: spread(entry["gains"], m) for m in metrics},
         }
         for label, entry in table.items()
     }
@@ -122,16 +149,17 @@ def earlier_runs(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Cross-validate both fine-tuning configs, score every fold every way, write cv_quality.json."""
+    """Cross-validate the fine-tuning configs, score every fold every way, write the dataset's JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default="pfcc")
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--work", type=Path, default=REPO / "data" / "bench" / "cv_quality")
-    parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "cv_quality.json")
+    parser.add_argument("--work", type=Path, help="default: data/bench/cv_quality[_DATASET]")
+    parser.add_argument("--output", type=Path, help="default: benchmarks/cv_quality[_DATASET].json")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--first-seed", type=int, default=0, help="train seeds 42+N, 42+N+1, ...")
     parser.add_argument("--add", action="store_true", help="keep --output's rows of other seeds")
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, help="default: the config's")
     parser.add_argument("--device", default="auto")
     parser.add_argument(
         "--score-only",
@@ -139,21 +167,27 @@ def main(argv: list[str] | None = None) -> int:
         help="score the folds of the finished run in --work (its cv.json)",
     )
     args = parser.parse_args(argv)
+    dataset = DATASETS[args.dataset]
+    suffix = "" if args.dataset == "pfcc" else f"_{args.dataset}"
+    work = args.work or REPO / "data" / "bench" / f"cv_quality{suffix}"
+    output = args.output or REPO / "benchmarks" / dataset.output
     device = None if args.device == "auto" else args.device
     started = time.perf_counter()
     raw = apply_overrides(
-        load_raw_config("pfcc_snopes"),
-        [f"stages.0.epochs={args.epochs}", f"device={args.device}", "progress_bar=false",
-         "eval_before_training=false", "eval_epochs=last"],
-    )  # fmt: skip
+        load_raw_config(dataset.config),
+        [f"device={args.device}", "progress_bar=false", "eval_before_training=false", "eval_epochs=last"],
+    )
+    if args.epochs:
+        raw["stages"][0]["epochs"] = args.epochs
     raw["seed"] += args.first_seed
-    grid = [None, hard_negatives(args.data)]
+    grid = [None, hard_negatives(args.data)] if dataset.hard_negatives else [None]
     cv = CVConfig(folds=args.folds, seeds=args.seeds, grid={"stages.0.hard_negatives": grid}, final=False)
     if args.score_only:
-        summary = json.loads((args.work / "cv.json").read_text())
+        summary = json.loads((work / "cv.json").read_text())
     else:
-        summary = run_cv(config_from_dict(raw), cv, args.work)
-    print(f"folds trained in {time.perf_counter() - started:.0f} s", flush=True)
+        summary = run_cv(config_from_dict(raw), cv, work)
+    trained = time.perf_counter()
+    print(f"folds trained in {trained - started:.0f} s", flush=True)
     zero_shot, info = make_encoder(
         "default", backend="torch", precision="fp32", device=device, progress=False
     )
@@ -162,18 +196,22 @@ def main(argv: list[str] | None = None) -> int:
     training_seconds = 0.0  # the fold trainings' own time (epochs and per-epoch dev scoring)
     for run in summary["runs"]:
         point_number = grid.index(run["point"]["stages.0.hard_negatives"])
-        folder = fold_folder(args.work, point_number, run["seed"] - raw["seed"], run["fold"])
+        folder = fold_folder(work, point_number, run["seed"] - raw["seed"], run["fold"])
         key = (run["seed"], run["fold"])
         row = next((r for r in rows if (r["seed"], r["fold"]) == key), None)
         if row is None:
-            row = {"seed": run["seed"], "fold": run["fold"], "zero-shot": scored(zero_shot, folder / "dev")}
+            row = {
+                "seed": run["seed"],
+                "fold": run["fold"],
+                "zero-shot": scored(zero_shot, folder / "dev", dataset),
+            }
             rows.append(row)
         fine_tuned, _ = make_encoder(str(folder / "run"), backend="torch", precision="fp32",
                                      device=device, progress=False)  # fmt: skip
         name = (
             "fine-tuned" if run["point"]["stages.0.hard_negatives"] is None else "fine-tuned + hard negatives"
         )
-        row[name] = scored(fine_tuned, folder / "dev")
+        row[name] = scored(fine_tuned, folder / "dev", dataset)
         history = json.loads((folder / "run" / "metrics.json").read_text())["history"]
         parts = ("train_seconds", "shuffle_seconds", "mining_seconds", "eval_seconds")
         training_seconds += sum(record[part] for record in history for part in parts)
@@ -185,27 +223,32 @@ def main(argv: list[str] | None = None) -> int:
         "command": command_line("cv_quality.py", argv),
         "fold_models": "last epoch",
         "training_seconds": round(training_seconds, 1),
-        "scoring_seconds": round(time.perf_counter() - started, 1),
+        "scoring_seconds": round(time.perf_counter() - trained, 1),
         "training_cv": {k: summary[k] for k in ("metric", "table", "runs")},
     }
-    earlier = json.loads(args.output.read_text()) if args.add and args.output.exists() else {}
+    earlier = json.loads(output.read_text()) if args.add and output.exists() else {}
     runs = [r for r in earlier_runs(earlier) if not set(r["seeds"]) & set(trained_seeds)] + [this_run]
     rows = [r for r in earlier.get("rows", []) if r["seed"] not in trained_seeds] + rows
     document = {
+        "dataset": args.dataset,
+        "config": dataset.config,
+        "metrics": list(dataset.metrics),
+        "gains": list(dataset.gains),
+        "ranked_against": dataset.ranked_against,
         "model": info,
         "folds": args.folds,
         "seeds": len({row["seed"] for row in rows}),
-        "epochs": args.epochs,
+        "epochs": raw["stages"][0]["epochs"],
         "queries": summary["queries"],
         "groups": summary["groups"],
         "training_seconds": round(sum(r["training_seconds"] for r in runs), 1),
         "scoring_seconds": round(sum(r["scoring_seconds"] for r in runs), 1),
         "runs": runs,
         "rows": rows,
-        "table": summarise(rows),
+        "table": summarise(rows, dataset.metrics),
     }
-    args.output.write_text(json.dumps(document, indent=2) + "\n")
-    print(f"wrote {args.output}")
+    output.write_text(json.dumps(document, indent=2) + "\n")
+    print(f"wrote {output}")
     return 0
 
 

@@ -1,5 +1,5 @@
-"""Render benchmarks/cv_quality.json as the cross-validated table of benchmarks/hybrid.md (between its
-CV QUALITY markers).
+"""Render benchmarks/cv_quality[_DATASET].json as the cross-validated tables of benchmarks/hybrid.md
+(between its CV QUALITY markers; other datasets' sections are added at the end the first time).
 
     .venv/bin/python benchmarks/cv_quality_report.py
 """
@@ -7,13 +7,18 @@ CV QUALITY markers).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-METRICS = ["HasPositive@1", "HasPositive@5", "HasPositive@50", "MRR"]
-BEGIN, END = "<!-- BEGIN CV QUALITY -->", "<!-- END CV QUALITY -->"
+METRICS = ["HasPositive@1", "HasPositive@5", "HasPositive@50", "MRR"]  # the first format's (PFCC-S)
+NAMES = {"pfcc": "PFCC-S", "cqa_a": "CQA-A", "cqa_b": "CQA-B"}
+
+
+def markers(dataset: str) -> tuple[str, str]:
+    """The BEGIN and END comments around a dataset's table in hybrid.md."""
+    tag = "" if dataset == "pfcc" else f" {dataset}"
+    return f"<!-- BEGIN CV QUALITY{tag} -->", f"<!-- END CV QUALITY{tag} -->"
 
 
 def cell(entry: dict[str, float]) -> str:
@@ -39,11 +44,15 @@ def runs_of(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 def render(document: dict[str, Any]) -> str:
     """The table: every model and setting, mean +- sd over folds x seeds, then the paired gains."""
-    table = document["table"]
+    table, dataset = document["table"], document.get("dataset", "pfcc")
+    metrics = document.get("metrics", METRICS)
+    first, second = document.get("gains", ["HasPositive@1", "MRR"])
+    against = document.get("ranked_against", "all 10,369 claims")
+    config = document.get("config", "pfcc_snopes")
     lines = [
-        f"{document['folds']} grouped folds x {document['seeds']} seed(s) over {document['queries']} PFCC-S "
-        f"queries ({document['groups']} query groups), each held-out fold ranked against all 10,369 claims; "
-        f"fine-tuning: `pfcc_snopes.yaml` for {document['epochs']} epochs on the other folds. Runs:",
+        f"{document['folds']} grouped folds x {document['seeds']} seed(s) over {document['queries']} "
+        f"{NAMES[dataset]} queries ({document['groups']} query groups), each held-out query ranked against "
+        f"{against}; fine-tuning: `{config}.yaml` for {document['epochs']} epochs on the other folds. Runs:",
         "",
         *(
             f"- seed(s) {', '.join(str(s) for s in run['seeds'])}: fold training "
@@ -53,29 +62,32 @@ def render(document: dict[str, Any]) -> str:
             for run in runs_of(document)
         ),
         "",
-        "| model / ranking | n | " + " | ".join(METRICS) + " | gain HP@1 (points) | gain MRR (points) |",
-        "|---|---|" + "---|" * (len(METRICS) + 2),
+        f"| model / ranking | n | {' | '.join(metrics)} | gain {first} (points) | gain {second} (points) |",
+        "|---|---|" + "---|" * (len(metrics) + 2),
     ]
     for label, entry in table.items():
-        values = " | ".join(cell(entry[m]) for m in METRICS)
-        gains = f"{gain(entry['gain']['HasPositive@1'])} | {gain(entry['gain']['MRR'])}"
+        values = " | ".join(cell(entry[m]) for m in metrics)
+        gains = f"{gain(entry['gain'][first])} | {gain(entry['gain'][second])}"
         lines.append(f"| {label} | {entry['n']} | {values} | {gains} |")
     lines += ["", "Gains are paired per fold and seed against zero-shot dense on the same held-out queries."]
     return "\n".join(lines)
 
 
 def main() -> int:
-    """Replace the CV QUALITY section of hybrid.md with the rendered table."""
-    document = json.loads((HERE / "cv_quality.json").read_text())
+    """Replace each dataset's CV QUALITY section of hybrid.md with its rendered table."""
     target = HERE / "hybrid.md"
     text = target.read_text()
-    section = f"{BEGIN}\n{render(document)}\n{END}"
-    if BEGIN in text:
-        text = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: section, text, flags=re.S)
-    else:
-        text += f"\n{section}\n"
+    for path in sorted(HERE.glob("cv_quality*.json")):
+        document = json.loads(path.read_text())
+        begin, end = markers(document.get("dataset", "pfcc"))
+        section = f"{begin}\n{render(document)}\n{end}"
+        if begin in text:
+            before, _, rest = text.partition(begin)
+            text = before + section + rest.partition(end)[2]
+        else:
+            text += f"\n{section}\n"
+        print(render(document))
     target.write_text(text)
-    print(render(document))
     return 0
 
 
