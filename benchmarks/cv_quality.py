@@ -41,7 +41,7 @@ from evaluation.datasets import load_beir  # noqa: E402
 from evaluation.hybrid_eval import RankingSetting, candidate_scores, fused_run  # noqa: E402
 from evaluation.metrics import evaluate_ranking  # noqa: E402
 from evaluation.runner import make_encoder  # noqa: E402
-from training.config import CVConfig, apply_overrides, config_from_dict, load_raw_config  # noqa: E402
+from training.config import CVConfig, TrainConfig, apply_overrides, config_from_dict, load_raw_config  # noqa: E402
 from training.cross_validation import fold_folder, run_cv  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.epochs:
         raw["stages"][0]["epochs"] = args.epochs
-    raw["seed"] += args.first_seed
+    raw["seed"] = raw.get("seed", TrainConfig.seed) + args.first_seed
     grid = [None, hard_negatives(args.data)] if dataset.hard_negatives else [None]
     cv = CVConfig(folds=args.folds, seeds=args.seeds, grid={"stages.0.hard_negatives": grid}, final=False)
     if args.score_only:
