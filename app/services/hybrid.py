@@ -21,7 +21,7 @@ from indexes.fusion import FusedHit, RankingSetting, fuse
 DEFAULT_ALPHA = 0.2
 # How a new corpus ranks until a calibration says otherwise (its `default_ranking`), by kind. Claims:
 # hybrid a=0.2, the best setting of the cross-validated PFCC-S table (benchmarks/hybrid.md: +5.75 points
-# HasPositive@1 over dense for the base model, +2.4 more on the fine-tuned one). Answers (CQA-A: every
+# HasPositive@1 over dense for the base model, +2.5 more on the fine-tuned one). Answers (CQA-A: every
 # amount of BM25 lowers MAP) and questions (CQA-B: +0.8 MAP, inside the fold spread) stay dense.
 DEFAULT_RANKING_BY_KIND: dict[str, dict[str, Any]] = {
     "claim": {"mode": "hybrid", "alpha": DEFAULT_ALPHA, "fusion": "linear"},
