@@ -133,21 +133,6 @@ def summarise(rows: list[dict[str, Any]], metrics: tuple[str, ...]) -> dict[str,
     }
 
 
-def earlier_runs(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """The runs behind a committed cv_quality.json (the first format held one run at its top level)."""
-    if not document or "runs" in document:
-        return list(document.get("runs", []))
-    return [
-        {
-            "seeds": sorted({row["seed"] for row in document["rows"]}),
-            **{k: document[k] for k in ("machine", "command", "training_seconds", "scoring_seconds")},
-            # That run predates `keep: last`: each fold kept its best epoch on its own held-out fold.
-            "fold_models": "best of epochs 1-3 on the held-out fold",
-            "training_cv": document["training_cv"],
-        }
-    ]
-
-
 def main(argv: list[str] | None = None) -> int:
     """Cross-validate the fine-tuning configs, score every fold every way, write the dataset's JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -227,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         "training_cv": {k: summary[k] for k in ("metric", "table", "runs")},
     }
     earlier = json.loads(output.read_text()) if args.add and output.exists() else {}
-    runs = [r for r in earlier_runs(earlier) if not set(r["seeds"]) & set(trained_seeds)] + [this_run]
+    runs = [r for r in earlier.get("runs", []) if not set(r["seeds"]) & set(trained_seeds)] + [this_run]
     rows = [r for r in earlier.get("rows", []) if r["seed"] not in trained_seeds] + rows
     document = {
         "dataset": args.dataset,

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-METRICS = ["HasPositive@1", "HasPositive@5", "HasPositive@50", "MRR"]  # the first format's (PFCC-S)
 NAMES = {"pfcc": "PFCC-S", "cqa_a": "CQA-A", "cqa_b": "CQA-B"}
 
 
@@ -33,22 +32,11 @@ def gain(entry: dict[str, float]) -> str:
     return f"{mean:+.2f} +- {std:.2f}{mark}"
 
 
-def runs_of(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """The runs behind the table (the first format held one run, best-of-epochs fold models)."""
-    if "runs" in document:
-        return list(document["runs"])
-    first = {k: document[k] for k in ("machine", "command", "training_seconds", "scoring_seconds")}
-    seeds = sorted({row["seed"] for row in document["rows"]})
-    return [{**first, "seeds": seeds, "fold_models": "best of epochs 1-3 on the held-out fold"}]
-
-
 def render(document: dict[str, Any]) -> str:
     """The table: every model and setting, mean +- sd over folds x seeds, then the paired gains."""
-    table, dataset = document["table"], document.get("dataset", "pfcc")
-    metrics = document.get("metrics", METRICS)
-    first, second = document.get("gains", ["HasPositive@1", "MRR"])
-    against = document.get("ranked_against", "all 10,369 claims")
-    config = document.get("config", "pfcc_snopes")
+    table, dataset, metrics = document["table"], document["dataset"], document["metrics"]
+    first, second = document["gains"]
+    against, config = document["ranked_against"], document["config"]
     lines = [
         f"{document['folds']} grouped folds x {document['seeds']} seed(s) over {document['queries']} "
         f"{NAMES[dataset]} queries ({document['groups']} query groups), each held-out query ranked against "
@@ -59,7 +47,7 @@ def render(document: dict[str, Any]) -> str:
             f"{run['training_seconds'] / 60:.0f} min, scoring {run['scoring_seconds'] / 60:.0f} min on "
             f"{run['machine']['nproc']} CPU cores ({run['machine'].get('cpu_model', 'CPU')}); fold models: "
             f"{run['fold_models']}; `{run['command']}`"
-            for run in runs_of(document)
+            for run in document["runs"]
         ),
         "",
         f"| model / ranking | n | {' | '.join(metrics)} | gain {first} (points) | gain {second} (points) |",
@@ -79,7 +67,7 @@ def main() -> int:
     text = target.read_text()
     for path in sorted(HERE.glob("cv_quality*.json")):
         document = json.loads(path.read_text())
-        begin, end = markers(document.get("dataset", "pfcc"))
+        begin, end = markers(document["dataset"])
         section = f"{begin}\n{render(document)}\n{end}"
         if begin in text:
             before, _, rest = text.partition(begin)

@@ -118,13 +118,13 @@ def run_cv(
             )
             _train_fold(fold_config, folder)
             history = json.loads((folder / "run" / "metrics.json").read_text())["history"]
-            for record in (r for r in history if r["dev_metric"] is not None):
+            scored = [r for r in history if r["dev_metric"] is not None]  # eval_epochs: last skips some
+            for record in scored:
                 scores.setdefault(label, {}).setdefault(record["epoch_index"], []).append(
                     record["dev_metric"]
                 )
             runs.append({"point": point, "seed": config.seed + seed_offset, "fold": fold,
-                         "per_epoch": {r["epoch_index"]: r["dev_metric"] for r in history
-                                       if r["dev_metric"] is not None}})  # fmt: skip
+                         "per_epoch": {r["epoch_index"]: r["dev_metric"] for r in scored}})  # fmt: skip
     table = {
         label: {
             epoch: {"mean": statistics.fmean(v), "std": statistics.stdev(v) if len(v) > 1 else 0.0}
