@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings, get_settings
 from app.observability.logs import configure_logging
+from pairank.processes import pid_alive
 
 log = logging.getLogger("pairank")
 
@@ -22,9 +23,9 @@ def migrate(argv: list[str]) -> int:
         prog="pairank migrate", description="Apply pending database migrations."
     ).parse_args(argv)
     configure_logging(get_settings().log_format)
+    from app.control.recovery import recover_interrupted_work
     from app.db.engine import make_engine, make_session_factory
     from app.db.migrate import upgrade_to_head
-    from app.services.recovery import recover_interrupted_work
 
     settings = get_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -40,7 +41,7 @@ def migrate(argv: list[str]) -> int:
 
 
 def _bootstrap_admin_key(settings: Settings, sessions: sessionmaker[Session]) -> None:
-    from app.services.api_keys import ApiKeyService
+    from app.usecases.api_keys import ApiKeyService
 
     # Runs here, once, before uvicorn forks its workers: no two processes race to create the key.
     if settings.bootstrap_admin_key and ApiKeyService(sessions).bootstrap_admin(settings.bootstrap_admin_key):
@@ -62,21 +63,11 @@ def _prepare_metrics_dir(parent: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
     else:
         for stale in parent.glob("*"):
-            if stale.name.isdigit() and not _running(int(stale.name)):
+            if stale.name.isdigit() and not pid_alive(int(stale.name)):
                 shutil.rmtree(stale, ignore_errors=True)
         folder = parent / str(os.getpid())
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
     folder.mkdir(parents=True, exist_ok=True)
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def serve(argv: list[str]) -> int:

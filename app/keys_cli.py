@@ -11,9 +11,9 @@ import json
 import sys
 
 from app.config import get_settings
+from app.core.errors import ServiceError
 from app.db.admin_models import SCOPES, ApiKey
-from app.services.api_keys import ApiKeyService, new_key_text
-from app.services.errors import ServiceError
+from app.usecases.api_keys import ApiKeyService, new_key_text
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -15,7 +15,6 @@ import threading
 import time
 
 from app.config import get_settings
-from app.observability.logs import configure_logging
 
 log = logging.getLogger("pairank.worker")
 
@@ -29,10 +28,12 @@ def main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     settings = get_settings().model_copy(update={"embedded_worker": False})
-    configure_logging(settings.log_format)
+    from app.control.worker import JobWorker
     from app.db.migrate import is_at_head
-    from app.services.jobs.worker import JobWorker
-    from app.services.runtime import Runtime
+    from app.main import JOB_HANDLERS, configure_process
+    from app.serving.runtime import Runtime
+
+    configure_process(settings)
 
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -50,7 +51,7 @@ def main(argv: list[str]) -> int:
                 log.error("loading the model failed: %s", runtime.load_error)
                 return 1
         kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else None
-        JobWorker(runtime, kinds).run_forever(stop)
+        JobWorker(runtime, JOB_HANDLERS, kinds).run_forever(stop)
     finally:
         runtime.close()
     return 0

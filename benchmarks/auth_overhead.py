@@ -26,7 +26,7 @@ from bench_common import command_line, machine  # noqa: E402
 from serving import DEFAULT_DATA, corpus_and_queries, load_corpus, query_sets, start  # noqa: E402
 from serving_load import drive  # noqa: E402
 
-from app.services.api_keys import new_key_text  # noqa: E402
+from app.usecases.api_keys import new_key_text  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 KEY = new_key_text()

@@ -22,8 +22,8 @@ from app.db.engine import make_engine, make_session_factory, transaction
 from app.db.migrate import upgrade_to_head
 from app.db.models import Document
 from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
-from app.services.corpora import CorpusService
-from app.services.runtime import Runtime
+from app.serving.runtime import Runtime
+from app.usecases.corpora import CorpusService
 from encoders.loader import EncoderOptions, load_encoder_backend
 from indexes.ann import build_ann, recall_at_k
 from indexes.snapshot import ModelIdentity, SnapshotContent, save_snapshot, snapshot_dir

@@ -60,7 +60,7 @@ def _exact_top10(vectors: np.ndarray, ids: np.ndarray, queries: np.ndarray) -> l
 
 
 def _start(settings: Any) -> Any:
-    from app.services.runtime import Runtime
+    from app.serving.runtime import Runtime
 
     runtime = Runtime(settings)
     runtime.start_loading()
@@ -96,7 +96,7 @@ def _measure_search(runtime: Any, vectors: np.ndarray, ids: np.ndarray, warm: in
 
 
 def _search_and_writes(runtime: Any, vectors: np.ndarray, ids: np.ndarray) -> dict[str, Any]:
-    from app.services.corpora import CorpusService
+    from app.usecases.corpora import CorpusService
 
     _phase("search")
     search = _measure_search(runtime, vectors, ids)
@@ -116,8 +116,8 @@ def _search_and_writes(runtime: Any, vectors: np.ndarray, ids: np.ndarray) -> di
 
 def _read_after_write(settings: Any, writer: Any) -> dict[str, Any]:
     """Delay between a commit on the writer and the first search on a second runtime that finds it."""
-    from app.services.corpora import CorpusService
-    from app.services.ranking import RankingService
+    from app.usecases.corpora import CorpusService
+    from app.usecases.ranking import RankingService
 
     _phase("read after write")
     reader = _start(settings)
@@ -171,7 +171,7 @@ def run_pgvector(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray)
     from app.db.repository import CorpusRepository
     from app.db.vector_repository import VectorRepository, copy_rows
     from app.db.vector_schema import build_hnsw
-    from app.services.runtime import Runtime
+    from app.serving.runtime import Runtime
     from indexes.spec import IndexSpec
 
     folder = workdir / f"pgvector-{size}"

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from evaluation.metrics import evaluate_ranking
+from indexes.fusion import DEFAULT_ALPHA
 
 EVAL_RUN_CUTOFFS = (1, 3, 5, 10, 20, 50)
 # The eval-run contract: exactly these keys, in this order.
@@ -121,7 +122,10 @@ def _evaluate_parser() -> argparse.ArgumentParser:
         help="retrieval/rerank: the bi-encoder (default), BM25, or both fused (README, Hybrid ranking)",
     )
     parser.add_argument(
-        "--alpha", type=float, default=0.2, help="hybrid: the lexical weight, 0-1 (default 0.2)"
+        "--alpha",
+        type=float,
+        default=DEFAULT_ALPHA,
+        help=f"hybrid: the lexical weight, 0-1 (default {DEFAULT_ALPHA:g})",
     )
     parser.add_argument(
         "--fusion", choices=("linear", "rrf"), default="linear", help="hybrid: default linear"

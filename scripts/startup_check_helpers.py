@@ -149,27 +149,14 @@ def check_migrated(url: str) -> None:
     print(f"database is at the newest migration {sorted(heads)}")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A child that exited but was not reaped yet is a zombie: alive to kill(0), dead to us.
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(") ", 1)[1][:1] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
 def wait_ready(base_url: str, pid: int, timeout: float) -> None:
+    from pairank.processes import pid_alive  # the one liveness rule: a zombie counts as dead
+
     started = time.monotonic()
     deadline = started + timeout
     healthy = False
     while time.monotonic() < deadline:
-        if not _alive(pid):
+        if not pid_alive(pid):
             raise CheckFailed(f"the server (pid {pid}) exited before it was ready")
         try:
             if not healthy:

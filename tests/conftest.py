@@ -11,9 +11,14 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db.engine import make_engine, make_session_factory
+from app.db.migrate import upgrade_to_head
+from app.serving.runtime import Runtime
 from tests.process_helpers import Server, ServerFactory, Worker
+from tests.runtime_helpers import RuntimeFactory
 from tests.tiny_model import build_tiny_model
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
@@ -183,3 +188,29 @@ def make_settings(
         return Settings(**values)
 
     return factory
+
+
+@pytest.fixture
+def sessions(database_url: str) -> Iterator[sessionmaker[Session]]:
+    """A session factory on a migrated, empty database."""
+    upgrade_to_head(database_url)
+    engine = make_engine(database_url)
+    yield make_session_factory(engine)
+    engine.dispose()
+
+
+@pytest.fixture
+def make_runtime(make_settings: Callable[..., Settings]) -> Iterator[RuntimeFactory]:
+    """Runtimes on one migrated database and data dir, with no background threads (tests drive them)."""
+    opened: list[Runtime] = []
+
+    def factory(**overrides: Any) -> Runtime:
+        settings = make_settings(embedded_worker=False, **overrides)
+        upgrade_to_head(settings.resolved_database_url)
+        runtime = Runtime(settings)
+        opened.append(runtime)
+        return runtime
+
+    yield factory
+    for runtime in opened:
+        runtime.close()

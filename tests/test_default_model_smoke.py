@@ -9,8 +9,8 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.db.migrate import upgrade_to_head
 from app.main import create_app
-from app.services.demo import DEMO_CORPUS
-from app.services.runtime import Runtime
+from app.serving.demo import DEMO_CORPUS
+from app.serving.runtime import Runtime
 from pairank.models import DEFAULT_MODEL_SHA256, resolve_model
 
 

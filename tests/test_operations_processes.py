@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.services.api_keys import new_key_text
+from app.usecases.api_keys import new_key_text
 from tests.process_helpers import ServerFactory
 
 

@@ -1,4 +1,4 @@
-"""FastAPI dependencies: the runtime and the services built on it."""
+"""FastAPI dependencies: the runtime and the use cases built on it."""
 
 from __future__ import annotations
 
@@ -6,18 +6,18 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.services.api_keys import ApiKeyService
-from app.services.calibration import CalibrationService
-from app.services.corpora import CorpusService
-from app.services.evaluations import EvaluationService
-from app.services.imports import ImportService
-from app.services.jobs.queue import JobService
-from app.services.model_admin import ModelAdminService
-from app.services.pairs import PairService
-from app.services.ranking import RankingService
-from app.services.ranking_calibration import RankingCalibrationService
-from app.services.retraining import RetrainService
-from app.services.runtime import Runtime
+from app.control.job_queue import JobService
+from app.serving.runtime import Runtime
+from app.usecases.api_keys import ApiKeyService
+from app.usecases.corpora import CorpusService
+from app.usecases.evaluations import EvaluationService
+from app.usecases.imports import ImportService
+from app.usecases.model_admin import ModelAdminService
+from app.usecases.pairs import PairService
+from app.usecases.ranking import RankingService
+from app.usecases.ranking_calibration import RankingCalibrationService
+from app.usecases.retraining import RetrainService
+from app.usecases.threshold_calibration import CalibrationService
 
 
 def get_runtime(request: Request) -> Runtime:

@@ -9,8 +9,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from app.db.engine import DATABASE_UNAVAILABLE
-from app.services.errors import (
+from app.core.errors import (
     ConflictError,
     ForbiddenError,
     InvalidInputError,
@@ -21,6 +20,7 @@ from app.services.errors import (
     ServiceError,
     UnauthorizedError,
 )
+from app.db.engine import DATABASE_UNAVAILABLE
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
 from app.api.deps import get_runtime
+from app.core.errors import ForbiddenError, RateLimitedError, UnauthorizedError
 from app.observability.metrics import RATE_LIMITED
-from app.services.api_keys import ApiKeyService, Principal
-from app.services.errors import ForbiddenError, RateLimitedError, UnauthorizedError
+from app.usecases.api_keys import ApiKeyService, Principal
 
 _bearer = HTTPBearer(auto_error=False, description="`Authorization: Bearer prk_...`")
 _header = APIKeyHeader(name="X-API-Key", auto_error=False, description="`X-API-Key: prk_...`")

@@ -9,9 +9,9 @@ from sqlalchemy import case, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.core.errors import ConflictError
 from app.db.admin_models import ApiKey, ModelVersion, TrainingPair
 from app.db.models import utcnow
-from app.services.errors import ConflictError
 
 
 class PairRepository:

@@ -15,9 +15,9 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.core.errors import ConflictError
 from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job
 from app.db.models import utcnow
-from app.services.errors import ConflictError
 
 MODEL_SLOT = "model"
 

@@ -10,9 +10,9 @@ from sqlalchemy import delete, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from app.core.errors import ConflictError
 from app.db.metadata_filter import metadata_condition
 from app.db.models import Corpus, Document, DocumentChange, utcnow
-from app.services.errors import ConflictError
 
 CHANGES_CHANNEL = "pairank_changes"
 

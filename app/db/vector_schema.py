@@ -7,7 +7,7 @@ from typing import Protocol
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DBAPIError
 
-from app.services.errors import ConfigurationError
+from app.core.errors import ConfigurationError
 
 VALIDITY = "SELECT i.indisvalid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid WHERE c.relname = :n"
 

@@ -10,6 +10,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from app.schemas.common import CorpusName, Description, DocumentId, Metadata, NonBlankText, limited
 from app.schemas.ranking import RankingModeName, RankingUsed
 from app.schemas.requests import RequestModel
+from indexes.fusion import DEFAULT_ALPHA
 
 CorpusKind = Literal["claim", "answer", "question"]
 
@@ -54,7 +55,9 @@ class CorpusRanking(RequestModel):
     """How a corpus ranks until a ranking calibration for the serving model exists."""
 
     mode: RankingModeName = Field(description="`dense`, `lexical` (BM25) or `hybrid` (both, fused).")
-    alpha: float = Field(0.2, ge=0, le=1, description="`hybrid` with linear fusion: the lexical weight.")
+    alpha: float = Field(
+        DEFAULT_ALPHA, ge=0, le=1, description="`hybrid` with linear fusion: the lexical weight."
+    )
     fusion: Literal["linear", "rrf"] = Field("linear", description="`hybrid`: linear mix or `rrf`.")
 
 
@@ -67,7 +70,8 @@ class CorpusCreate(RequestModel):
     index: IndexSpecIn | None = Field(None, description="Search structure; omitted: automatic by size.")
     ranking: CorpusRanking | None = Field(
         None,
-        description="Ranking until calibrated; omitted: the kind's default (`claim`: hybrid, alpha 0.2; "
+        description="Ranking until calibrated; omitted: the kind's default (`claim`: hybrid, "
+        f"alpha {DEFAULT_ALPHA:g}; "
         "`answer`, `question`: dense).",
     )
 

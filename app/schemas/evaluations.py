@@ -11,6 +11,7 @@ from pydantic.json_schema import SkipJsonSchema
 from app.schemas.common import CorpusName, Description, DocumentId, NonBlankText, limited
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
 from evaluation.metrics import METRIC_FAMILIES, parse_metric
+from indexes.fusion import DEFAULT_ALPHA
 
 # What evaluation.metrics.parse_metric accepts, as one pattern: MAP, MRR, or a family at a cutoff.
 _CUTOFF_FAMILIES = "|".join(sorted(name[:-2] for name in METRIC_FAMILIES if name.endswith("@k")))
@@ -71,7 +72,7 @@ class EvaluationCreate(RequestModel):
     ranking: Literal["dense", "lexical", "hybrid"] = Field(
         "dense", description="Rank with the bi-encoder, BM25, or both fused (README, Hybrid ranking)."
     )
-    alpha: float = Field(0.2, ge=0, le=1, description="hybrid: the lexical weight (0: dense only).")
+    alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="hybrid: the lexical weight (0: dense only).")
     fusion: Literal["linear", "rrf"] = Field(
         "linear", description="hybrid: linear mix or reciprocal-rank fusion."
     )

@@ -19,6 +19,7 @@ from app.schemas.common import (
     limited,
 )
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
+from indexes.fusion import DEFAULT_ALPHA
 
 FilterScalar = MetaString | StrictInt64 | StrictFiniteFloat | StrictBool  # noqa: UP007
 
@@ -43,7 +44,7 @@ MetadataFilter = Annotated[
 
 
 def filter_conditions(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The filter as plain values for the services: `{key: value}` or `{key: {"in": [...]}}`."""
+    """The filter as plain values for the use cases: `{key: value}` or `{key: {"in": [...]}}`."""
     if value is None:
         return None
     return {k: {"in": list(v.in_)} if isinstance(v, InFilter) else v for k, v in value.items()}
@@ -65,7 +66,7 @@ class RankingOptions(RequestModel):
         ge=0,
         le=1,
         description="`hybrid` with linear fusion: the lexical side's weight after min-max normalising each "
-        "side per query (0: dense only, 1: lexical only). Default: calibrated, else 0.2.",
+        f"side per query (0: dense only, 1: lexical only). Default: calibrated, else {DEFAULT_ALPHA:g}.",
     )
     fusion: Literal["linear", "rrf"] | None = Field(
         None, description="`hybrid`: normalised linear mix (`linear`) or reciprocal-rank fusion (`rrf`)."

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.db.migrate import upgrade_to_head
 from app.main import create_app
-from app.services.runtime import Runtime
+from app.serving.runtime import Runtime
 
 ClientFactory = Callable[..., TestClient]
 

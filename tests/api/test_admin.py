@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.services.registry import register_model
+from app.serving.registry import register_model
 from pairank.models import resolve_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 from tests.tiny_model import build_tiny_model

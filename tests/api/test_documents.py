@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.services import filtered_search
-from app.services.runtime import Runtime
+from app.search import filtered as filtered_search
+from app.serving.runtime import Runtime
 from tests.api.conftest import ClientFactory, add_claims
 
 pytestmark = pytest.mark.postgres

@@ -7,7 +7,7 @@ import threading
 import pytest
 from fastapi.testclient import TestClient
 
-from app.services.runtime import Runtime
+from app.serving.runtime import Runtime
 from tests.api.conftest import ClientFactory, add_claims
 from tests.encoders.encoder_helpers import GatedBackend
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from app.control.recovery import recover_interrupted_work
 from app.db.engine import transaction
 from app.db.evaluation_repository import EvaluationRepository
 from app.db.job_repository import JobRepository
-from app.services.recovery import recover_interrupted_work
-from app.services.runtime import Runtime
+from app.serving.runtime import Runtime
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 
 QUERIES = [{"id": f"q{i}", "text": text} for i, (_, text) in enumerate(CLAIMS)]

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, settings
 from app.config import Settings
 from app.db.migrate import upgrade_to_head
 from app.main import create_app
-from app.services.api_keys import ApiKeyService
-from app.services.runtime import Runtime
+from app.serving.runtime import Runtime
+from app.usecases.api_keys import ApiKeyService
 from tests.api.conftest import CLAIMS
 
 # Bulk imports take JSON lines: generated bodies are sent as the text they are.

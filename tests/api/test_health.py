@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from app.config import Settings
 from app.db.migrate import upgrade_to_head
 from app.main import create_app
-from app.services.runtime import Runtime
+from app.serving.runtime import Runtime
 
 
 def test_ready_is_503_until_loaded(make_settings: Callable[..., Settings]) -> None:

@@ -9,12 +9,12 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
+from app.core.text_hash import text_sha256
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
-from app.services.encoder import text_sha256
-from app.services.registry import register_model
-from app.services.runtime import Runtime
+from app.serving.registry import register_model
+from app.serving.runtime import Runtime
 from pairank.models import resolve_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 
@@ -29,7 +29,7 @@ def runtime_of(client: TestClient) -> Runtime:
 
 def opening_log(caplog: pytest.LogCaptureFixture) -> list[str]:
     """What the index store said when opening corpora, timings removed."""
-    messages = [r.getMessage() for r in caplog.records if r.name == "app.services.index_store"]
+    messages = [r.getMessage() for r in caplog.records if r.name == "app.stores.faiss_store"]
     return [re.sub(r" \(\d+\.\d+ s\)", "", m) for m in messages if "mapped" in m or "built" in m]
 
 
@@ -44,7 +44,7 @@ def test_restart_maps_the_snapshot_without_reencoding(
     before = first.post("/v1/corpora/claims/rank", json=query).json()
     runtime_of(first).close()  # a clean shutdown checkpoints what changed
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="app.services.index_store"):
+    with caplog.at_level(logging.INFO, logger="app.stores.faiss_store"):
         second = make_client()
     assert opening_log(caplog) == ["index claims: snapshot at 6 mapped, 0 changes replayed"]
     assert second.post("/v1/corpora/claims/rank", json=query).json() == before
@@ -74,7 +74,7 @@ def test_changes_committed_after_the_last_checkpoint_are_replayed(
         assert gone is not None
         documents.delete(gone)
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="app.services.index_store"):
+    with caplog.at_level(logging.INFO, logger="app.stores.faiss_store"):
         second = make_client()
     assert opening_log(caplog) == ["index claims: snapshot at 5 mapped, 2 changes replayed"]
     results = second.post("/v1/corpora/claims/rank", json={"query": text, "k": 10}).json()["results"]
@@ -141,7 +141,7 @@ def test_names_that_slugify_alike_keep_their_own_snapshots(
     assert first.delete("/v1/corpora/claims_?confirm=claims_").status_code == 204
     runtime_of(first).close()
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="app.services.index_store"):
+    with caplog.at_level(logging.INFO, logger="app.stores.faiss_store"):
         second = make_client()
     # Sequence numbers are global: the marks differ; what matters is that nothing was rebuilt.
     assert sorted(re.sub(r"at \d+", "at N", m) for m in opening_log(caplog)) == [
@@ -195,7 +195,7 @@ def test_a_snapshot_ahead_of_a_restored_database_is_rebuilt(
         corpus.document_count = 2
         corpus.change_seq = int(corpus.change_seq) - 3
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="app.services.index_store"):
+    with caplog.at_level(logging.INFO, logger="app.stores.faiss_store"):
         second = make_client()
     assert any("ahead of the database" in r.getMessage() for r in caplog.records)
     results = second.post("/v1/corpora/claims/rank", json={"query": CLAIMS[2][1], "k": 10}).json()["results"]

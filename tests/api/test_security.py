@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.services.api_keys import ApiKeyService
+from app.usecases.api_keys import ApiKeyService
 from tests.api.conftest import ClientFactory, add_claims
 
 ADMIN = {"Authorization": "Bearer admin-from-env"}

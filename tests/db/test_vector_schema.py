@@ -10,8 +10,8 @@ from pydantic import ValidationError
 from sqlalchemy import create_engine
 
 from app.config import Settings
+from app.core.errors import ConfigurationError
 from app.db.vector_schema import ensure_vector_schema
-from app.services.errors import ConfigurationError
 
 
 def test_pgvector_needs_a_postgresql_url(tmp_path: Path) -> None:

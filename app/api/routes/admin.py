@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from app.api.deps import ApiKeyServiceDep, JobServiceDep, ModelAdminServiceDep, RetrainServiceDep, RuntimeDep
+from app.api.deps import ApiKeyServiceDep, JobServiceDep, ModelAdminServiceDep, RetrainServiceDep
 from app.api.params import KeyIdParam, ModelVersionParam, RecordIdParam
 from app.api.security import ADMIN
 from app.schemas.admin import JobCreated, JobList, JobOut, ModelList, ModelOut, RetrainRequest
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
 from app.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyOut
-from app.services.activation import enqueue_activation
 
 router = APIRouter(
     prefix="/admin",
@@ -52,9 +51,9 @@ def list_models(service: ModelAdminServiceDep) -> ModelList:
 
 
 @router.post("/models/{version:path}/activate", status_code=202, response_model=JobOut, responses=CONFLICT)
-def activate_model(version: ModelVersionParam, runtime: RuntimeDep) -> JobOut:
+def activate_model(version: ModelVersionParam, service: ModelAdminServiceDep) -> JobOut:
     """Queue the activation of a registered version (also the rollback): its job builds the indexes."""
-    return JobOut.model_validate(enqueue_activation(runtime, version))
+    return JobOut.model_validate(service.activate(version))
 
 
 @router.get("/keys", response_model=ApiKeyList)

@@ -10,6 +10,7 @@ from fastapi.responses import StreamingResponse
 from app.api.deps import CorpusServiceDep
 from app.api.params import CorpusNameParam, DocumentIdParam
 from app.api.security import READ, WRITE, ReadAccess, WriteAccess, require_corpus
+from app.core.errors import ConflictError
 from app.schemas.common import INT64_MAX
 from app.schemas.corpora import (
     CorpusCreate,
@@ -22,7 +23,6 @@ from app.schemas.corpora import (
     UpsertOut,
 )
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
-from app.services.errors import ConflictError
 
 router = APIRouter(prefix="/v1/corpora", tags=["corpora"], responses=error_responses(*COMMON_ERRORS))
 

@@ -17,7 +17,7 @@ from app.schemas.evaluations import (
     RankingCalibrationOut,
     RankingCalibrationRequest,
 )
-from app.services.calibration import CalibrationInput
+from app.usecases.threshold_calibration import CalibrationInput
 
 router = APIRouter(tags=["evaluation"], responses=error_responses(*COMMON_ERRORS))
 

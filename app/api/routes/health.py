@@ -11,7 +11,7 @@ from app.api.deps import get_runtime
 from app.api.security import READ
 from app.observability.metrics import render
 from app.schemas.errors import error_responses
-from app.services.operations import OperationsService
+from app.usecases.operations import OperationsService
 
 router = APIRouter(tags=["health"])
 

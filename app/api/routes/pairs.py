@@ -11,7 +11,7 @@ from app.api.params import CorpusNameParam, Offset, PairIdParam
 from app.api.security import READ, WRITE
 from app.schemas.admin import PairCounts, PairList, PairOut, PairsAdded, PairsCreate, SplitRequest
 from app.schemas.errors import COMMON_ERRORS, error_responses
-from app.services.pairs import PairInput
+from app.usecases.pairs import PairInput
 
 router = APIRouter(
     prefix="/v1/corpora/{name}/pairs", tags=["training pairs"], responses=error_responses(*COMMON_ERRORS, 404)

@@ -23,8 +23,8 @@ from app.schemas.ranking import (
     TextRankRequest,
     filter_conditions,
 )
-from app.services.hybrid import RankingRequest
-from app.services.ranking import RankedItem, Ranking
+from app.search.ranking_setting import RankingRequest
+from app.usecases.ranking import RankedItem, Ranking
 
 router = APIRouter(tags=["ranking"], responses=error_responses(*COMMON_ERRORS, 429))
 

@@ -1,0 +1,277 @@
+"""The retraining job: train in a child process on pairs exported at submission, gate, register.
+
+A candidate that passes its gate is not swapped in here: the job enqueues an activation job (in the
+same transaction that finishes it), which builds the indexes and switches serving.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from app.control.activation import activation_job
+from app.control.gate import GATE_SOURCE, GateDataset, build_gate_dataset, mode_report, paired_noise
+from app.control.gate_cv import cross_validated_gate
+from app.control.job_context import JobContext, Outcome
+from app.control.pair_export import ExportedPair, read_pairs, write_pairs
+from app.control.training_process import TrainingProcess, describe_exit
+from app.db.models import utcnow
+from app.db.repository import CorpusRepository, DocumentRepository
+from app.search.ranking_setting import ranking_record
+from app.serving.context import ServiceContext
+from app.serving.encoder import Encoder
+from app.serving.registry import register_model
+from app.serving.state import ServingState
+from evaluation.judgements import pair_task, write_beir
+from pairank import train_events
+from pairank.models import ModelSpec, resolve_model
+
+log = logging.getLogger(__name__)
+DEV_FOLDER = "dev"  # in the job folder: the gate's dev set as a BEIR folder, the trainer's dev set
+
+
+@dataclass(frozen=True)
+class RetrainParams:
+    """A validated retraining request with every default filled in."""
+
+    corpus: str
+    kind: str
+    base_model: str
+    loss: str
+    loss_params: dict[str, Any]
+    shuffling: str
+    shuffle_params: dict[str, Any]
+    epochs: int
+    batch_size: int
+    learning_rate: float
+    max_seq_length: int
+    seed: int
+    gate_metric: str
+    auto_activate: bool
+    min_improvement: float
+    dev_fraction: float
+    require_significant: bool = True  # a gain inside the dev noise band is not activated
+    cross_validation: str = "auto"
+    folds: int = 5
+    hard_negatives: dict[str, Any] | None = None
+    cv_folds: int = 0  # resolved at submission: > 0, the gate cross-validates (app/control/gate_cv.py)
+
+
+def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair]) -> dict[str, Any]:
+    """The `pairank train` YAML config of a job.
+
+    The trainer selects its checkpoint on the gate's own dev set (the corpus's documents judged by the
+    dev pairs, staged by the job as a BEIR folder) and metric, so its best dev metric is the gate's
+    candidate metric (up to the served encoder's precision).
+    """
+    config: dict[str, Any] = {
+        "name": f"retrain-{params.corpus}",
+        "base_model": params.base_model,
+        "max_seq_length": params.max_seq_length,
+        "seed": params.seed,
+        "data": {"train_pairs": str(job_dir / "train_pairs.jsonl")},
+        "dev": {
+            "kind": "beir",
+            "path": str(job_dir / DEV_FOLDER),
+            "split": "dev",
+            "task": pair_task(dev),
+            "metric": params.gate_metric,
+            "with_titles": False,
+        },
+        "stages": [
+            {
+                "name": "retrain",
+                "loss": params.loss,
+                "loss_params": params.loss_params,
+                "epochs": params.epochs,
+                "lr": params.learning_rate,
+                "batch_size": params.batch_size,
+                "shuffle": params.shuffling,
+                "shuffle_params": params.shuffle_params,
+            }
+        ],
+    }
+    if params.hard_negatives:  # mined from every corpus document: the gate's staged corpus
+        pool = str(job_dir / DEV_FOLDER / "corpus.jsonl")
+        config["stages"][0]["hard_negatives"] = {**params.hard_negatives, "corpus": pool}
+    if params.cv_folds:  # K fold models on train + dev, then the final one on all pairs (gate_cv.py)
+        config["cv"] = {"folds": params.cv_folds, "seeds": 1}
+    return config
+
+
+def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
+    """(the job's input folder: pairs and config; the training run's output folder)."""
+    return data_dir / "jobs" / job_id, data_dir / "models" / job_id
+
+
+def stage_inputs(
+    job_dir: Path, params: RetrainParams, train: list[ExportedPair], dev: list[ExportedPair]
+) -> None:
+    """Write the pairs and the training config a job will run on (exported once, at submission)."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    write_pairs(job_dir / "train_pairs.jsonl", train)
+    write_pairs(job_dir / "dev_pairs.jsonl", dev)
+    config = training_config(params, job_dir, dev)
+    (job_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def run_retrain(service: ServiceContext, context: JobContext) -> Outcome:
+    """The `retrain` job: train in a child process, gate, register; a passing gate enqueues activation."""
+    return RetrainRun(service, context).run()
+
+
+class RetrainRun:
+    """One retraining job on a worker; the heavy training runs in a child process."""
+
+    def __init__(self, service: ServiceContext, context: JobContext) -> None:
+        self.service = service
+        self.context = context
+        self.params = RetrainParams(**context.params["_resolved"])
+        self.job_dir, self.run_dir = job_paths(service.settings.data_dir, context.job_id)
+        self.process: TrainingProcess | None = None
+        self.stored_calibration: dict[str, Any] | None = None
+        self.default_ranking: dict[str, Any] | None = None
+        self._last_progress_write = 0.0
+
+    def run(self) -> Outcome:
+        """Every stage; the training process's stderr tail is kept on the job whatever happens."""
+        self.context.update(run_dir=str(self.run_dir))
+        try:
+            return self._run_stages()
+        finally:
+            if self.process is not None and self.process.stderr_tail:
+                self.context.update(log_tail="\n".join(self.process.stderr_tail))
+
+    def _run_stages(self) -> Outcome:
+        context = self.context
+        dev = read_pairs(self.job_dir / "dev_pairs.jsonl")
+        config = yaml.safe_load((self.job_dir / "config.yaml").read_text())
+        gate_set = self._gate_dataset(dev)
+        write_beir(gate_set.dataset, self.job_dir / DEV_FOLDER)  # the trainer's dev set is the gate's
+        context.progress("training", train_pairs=context.params.get("train_pairs"), dev_pairs=len(dev))
+        self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir, context.cancelled)
+        context.on_cancel(self.process.terminate)
+        code = self.process.run(self._on_training_event)
+        context.check_cancel()
+        if code != 0:
+            reason = self.process.last_error_event or (
+                self.process.stderr_tail[-1] if self.process.stderr_tail else ""
+            )
+            raise RuntimeError(f"training process {describe_exit(code)}: {reason}".rstrip(": "))
+
+        context.progress("exporting_model")
+        spec = resolve_model(str(self._model_run()))
+        # The candidate is exported, quantized and quality-gated like any served model before it is scored.
+        candidate = self.service.serving.load_encoder(spec)
+        try:
+            return self._evaluate(spec, candidate, config, gate_set)
+        finally:
+            candidate.close()
+
+    def _evaluate(
+        self, spec: ModelSpec, candidate: Encoder, config: dict[str, Any], gate_set: GateDataset
+    ) -> Outcome:
+        params = self.params
+        self.context.progress("evaluating", encoder=candidate.describe())
+        active = self.service.serving.state()
+        if params.cv_folds:
+            summary = json.loads((self.run_dir / "cv.json").read_text())
+            gate = cross_validated_gate(summary, params.min_improvement, params.require_significant)
+        else:
+            gate = self._gate(candidate.encode_bulk, active, gate_set, spec.version)
+        gate["active_model"] = active.model_version
+        manifest = json.loads((self._model_run() / "manifest.json").read_text())
+        register_model(
+            self.service.sessions,
+            spec,
+            str(self._model_run() / "model"),
+            "trained",
+            base_model=params.base_model,
+            job_id=self.context.job_id,
+            training={"params": asdict(params), "config": config},
+            dev_metrics={"training": manifest.get("dev_metrics"), "gate": gate},
+            encoder=candidate.describe(),
+        )
+        self.context.check_cancel()
+        follow_ups = []
+        gate["activation"] = "not requested" if not params.auto_activate else "gate not passed"
+        if params.auto_activate and gate["improved"]:
+            follow_ups.append(activation_job(spec.version, requested_by=self.context.job_id))
+            gate["activation"] = "queued"
+        self.context.progress("done", activation=gate["activation"])
+        return Outcome({"model_version": spec.version, "gate": gate}, follow_ups)
+
+    def _model_run(self) -> Path:
+        """The candidate's run folder: the training run, or a cross-validation's final run."""
+        return self.run_dir / "final" if self.params.cv_folds else self.run_dir
+
+    def _gate_dataset(self, dev: list[ExportedPair]) -> GateDataset:
+        """The dev pairs judged over the corpus's documents as they are when training starts."""
+        with self.service.sessions() as session:
+            corpus = CorpusRepository(session).get(self.params.corpus)
+            if corpus is None:
+                raise RuntimeError(f"corpus {self.params.corpus!r} was deleted during the job")
+            documents = {d: t for batch in DocumentRepository(session, corpus).iter_texts() for d, t in batch}
+            self.stored_calibration = corpus.ranking_calibration
+            self.default_ranking = corpus.default_ranking
+        return build_gate_dataset(documents, dev)
+
+    def _gate(
+        self, candidate_encode: Any, active: ServingState, dataset: GateDataset, version: str
+    ) -> dict[str, Any]:
+        """Both models on the dev set, each at its calibrated ranking mode (the active one's stored mode
+        when the corpus has one for it), compared by the paired noise band."""
+        metric = self.params.gate_metric
+        stored = self.stored_calibration
+        stored = stored if stored and stored.get("model") == active.model_version else None
+        new = mode_report(candidate_encode, dataset, metric, default=self.default_ranking)
+        old = mode_report(active.encoder.encode_bulk, dataset, metric, stored, self.default_ranking)
+        delta = new.report.means[metric] - old.report.means[metric]
+        noise = paired_noise(new.report, old.report, metric)
+        significant = delta > noise["noise_band"]
+        return {
+            "protocol": "dev",
+            "metric": metric,
+            "mode": dataset.mode,
+            "candidate": new.report.means,
+            "active": old.report.means,
+            "candidate_ranking": new.setting.label,
+            "active_ranking": old.setting.label,
+            "active_ranking_source": old.source,
+            "settings": {"candidate": new.settings, "active": old.settings},
+            # Stored on the corpus when this candidate is activated (activation.py).
+            "calibration": {
+                "corpus": self.params.corpus,
+                **ranking_record(
+                    version,
+                    new.choice,
+                    metric,
+                    len(new.report.per_query),
+                    dataset.mode,
+                    GATE_SOURCE,
+                    utcnow().isoformat(),
+                ),
+            },
+            "delta": delta,
+            "noise": noise,
+            "significant": significant,
+            # Above min_improvement, and (unless waived) outside the noise band of the dev queries.
+            "improved": delta > self.params.min_improvement
+            and (significant or not self.params.require_significant),
+        }
+
+    def _on_training_event(self, event: dict[str, Any]) -> None:
+        # Step events arrive often; the database gets at most two progress writes a second.
+        now = time.monotonic()
+        if event.get(train_events.EVENT) == train_events.STEP and now - self._last_progress_write < 0.5:
+            return
+        self._last_progress_write = now
+        fields = {k: event[k] for k in train_events.PROGRESS_KEYS if k in event}
+        tail = "\n".join(self.process.stderr_tail) if self.process is not None else None
+        self.context.update(progress={"stage": "training", **fields}, log_tail=tail)

@@ -1,0 +1,74 @@
+"""Lexical and hybrid ranking of one corpus: BM25 and dense candidates fused (README, "Hybrid ranking").
+
+Each side contributes its own top `max(k, 100)`; the union is scored on both sides (the dense cosine
+from the stored vectors, BM25 from the lexical index) and fused by `indexes.fusion`. Nothing scans the
+whole corpus. `dense` mode never comes here (the plain vector search is the dense ranking).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+import numpy as np
+
+from app.stores.port import CorpusVectors, VectorStore
+from indexes.fusion import FusedHit, RankingSetting, fuse
+
+CANDIDATES = 100  # each side's share of the candidates: its top max(k, CANDIDATES)
+_FILTERED_POOL = 10  # a filter keeps fewer lexical hits: look this many times deeper before filtering
+
+
+def _complete(
+    indexes: VectorStore,
+    opened: CorpusVectors,
+    query: str,
+    vector: np.ndarray,
+    candidates: Sequence[int],
+    dense: dict[int, float],
+    lexical: dict[int, float],
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Both scores of every candidate; a candidate deleted meanwhile (no vector) is left out."""
+    missing = [doc_id for doc_id in candidates if doc_id not in dense]
+    if missing:
+        present, vectors = indexes.present_vectors(opened, missing)
+        dense.update(zip(present, (np.asarray(vectors) @ vector).tolist(), strict=True))
+    dense = {doc_id: dense[doc_id] for doc_id in candidates if doc_id in dense}
+    lexical.update(opened.lexical.scores(query, [d for d in dense if d not in lexical]))
+    return dense, lexical
+
+
+def search_corpus(
+    indexes: VectorStore,
+    opened: CorpusVectors,
+    query: str,
+    vector: np.ndarray,
+    k: int,
+    how: RankingSetting,
+    dense_hits: Sequence[tuple[int, float]],
+    allowed: Collection[int] | None = None,
+) -> list[FusedHit]:
+    """The k best documents for a query: `dense_hits` are the vector search's top max(k, CANDIDATES)
+    (already filtered), `allowed` the ids a filter admits (None: every document)."""
+    pool = max(k, CANDIDATES)
+    lexical_hits = opened.lexical.search(query, pool if allowed is None else pool * _FILTERED_POOL)
+    if allowed is not None:
+        lexical_hits = [(d, s) for d, s in lexical_hits if d in allowed][:pool]
+    dense = dict(dense_hits) if how.mode == "hybrid" else {}
+    lexical = dict(lexical_hits)
+    candidates = list(dict.fromkeys([*dense, *lexical]))
+    dense, lexical = _complete(indexes, opened, query, vector, candidates, dense, lexical)
+    return fuse(dense, lexical, how, k)
+
+
+def rerank(
+    indexes: VectorStore,
+    opened: CorpusVectors,
+    query: str,
+    vector: np.ndarray,
+    candidates: Sequence[int],
+    k: int,
+    how: RankingSetting,
+) -> list[FusedHit]:
+    """The k best of the given candidates (a thread's answers), scored on both sides."""
+    dense, lexical = _complete(indexes, opened, query, vector, candidates, {}, {})
+    return fuse(dense, lexical, how, k)

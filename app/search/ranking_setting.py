@@ -1,0 +1,124 @@
+"""How a corpus ranks, and how that is chosen: one record shape for every stored ranking choice.
+
+A request's choices win, then the corpus's stored choice for the serving model, then the corpus's
+default ranking, then dense. A choice is made on judged queries by grouped cross-validation (queries
+sharing a relevant document stay in one fold) and stored by `ranking_record`, whether
+`calibrate-ranking` or the retraining gate made it; `stored_setting` reads it (and any record an older
+release stored, which lacks the newer keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from evaluation.hybrid_eval import per_query_values, setting_grid
+from evaluation.metrics import RankingReport
+from evaluation.selection import cross_validated_choice, group_folds, query_groups
+from indexes.fusion import DEFAULT_ALPHA, RankingSetting
+
+__all__ = [
+    "RankingChoice",
+    "RankingRequest",
+    "RankingSetting",
+    "choose_ranking",
+    "given_ranking",
+    "ranking_record",
+    "resolve_mode",
+    "stored_setting",
+]
+
+
+@dataclass(frozen=True)
+class RankingRequest:
+    """What a request asked for; None: the corpus's calibration for the serving model, else the default."""
+
+    mode: str | None = None
+    alpha: float | None = None
+    fusion: str | None = None
+
+
+def stored_setting(record: Mapping[str, Any] | None) -> RankingSetting | None:
+    """A stored ranking (a calibration, a gate's choice, a corpus default) as a setting; None if none."""
+    if not record or not record.get("mode"):
+        return None
+    alpha = record.get("alpha")
+    return RankingSetting(
+        str(record["mode"]),
+        float(alpha if alpha is not None else DEFAULT_ALPHA),
+        str(record.get("fusion") or "linear"),
+    )
+
+
+def resolve_mode(
+    requested: RankingRequest | None,
+    calibrated: Mapping[str, Any] | None,
+    model: str,
+    default: Mapping[str, Any] | None = None,
+) -> RankingSetting:
+    """The request's choices, then the corpus's calibration (only if made with `model`), then the
+    corpus's default ranking, then dense."""
+    asked = requested or RankingRequest()
+    saved = calibrated if calibrated and calibrated.get("model") == model else default
+    base = stored_setting(saved) or RankingSetting("dense", DEFAULT_ALPHA)
+    return RankingSetting(
+        mode=asked.mode or base.mode,
+        alpha=float(asked.alpha if asked.alpha is not None else base.alpha),
+        fusion=asked.fusion or base.fusion,
+    )
+
+
+@dataclass(frozen=True)
+class RankingChoice:
+    """A ranking setting for one model, with the judged queries' verdict on it and on every other one."""
+
+    setting: RankingSetting
+    value: float  # the setting's metric over every query
+    settings: dict[str, float]  # every setting of the grid, by label: its metric over every query
+    cv_mean: float | None = None  # held-out metric of the setting chosen on the other folds, averaged
+    cv_std: float | None = None  # (both None when the setting was given, not chosen)
+    chosen_per_fold: list[str] = field(default_factory=list)
+
+
+def choose_ranking(
+    reports: Mapping[str, RankingReport], qrels: Mapping[str, Mapping[str, int]], metric: str, folds: int
+) -> RankingChoice:
+    """The setting with the best mean `metric` over all queries, estimated by grouped cross-validation
+    on at most `folds` folds (one per query group when there are fewer)."""
+    groups = query_groups(qrels)
+    fold_of = group_folds(groups, min(folds, len(groups)))
+    chosen = cross_validated_choice(per_query_values(reports, metric), fold_of)
+    setting = next(s for s in setting_grid() if s.label == chosen["choice"])
+    means = dict(chosen["means"])
+    return RankingChoice(
+        setting, means[setting.label], means, chosen["cv_mean"], chosen["cv_std"], chosen["chosen_per_fold"]
+    )
+
+
+def given_ranking(
+    setting: RankingSetting, reports: Mapping[str, RankingReport], metric: str
+) -> RankingChoice:
+    """A setting taken as it is (stored, or a default), beside every setting's metric."""
+    settings = {label: report.means[metric] for label, report in reports.items()}
+    return RankingChoice(setting, settings[setting.label], settings)
+
+
+def ranking_record(
+    model: str, choice: RankingChoice, metric: str, queries: int, task: str, source: str, calibrated_at: str
+) -> dict[str, Any]:
+    """A corpus's `ranking_calibration`: the choice for `model`, and what it was chosen on and by whom."""
+    return {
+        "model": model,
+        **asdict(choice.setting),
+        "metric": metric,
+        "value": choice.value,
+        "cv_mean": choice.cv_mean,
+        "cv_std": choice.cv_std,
+        "chosen_per_fold": list(choice.chosen_per_fold),
+        "settings": dict(choice.settings),
+        "queries": queries,
+        "task": task,
+        "source": source,
+        "calibrated_at": calibrated_at,
+    }

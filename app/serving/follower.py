@@ -1,0 +1,65 @@
+"""Keep a process in step with the others: new writes from the change log, activations from the registry.
+
+Every `PAIRANK_SYNC_SECONDS` (and, on PostgreSQL, as soon as a writer's NOTIFY arrives) the follower
+reads each corpus's change mark (one query) and applies the log after its own mark to the corpora that
+moved, then checks the registry's active model. A follower only reads the registry: the worker that
+performs an activation is the only one that writes it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.db.admin_repository import ModelRepository
+from app.db.change_waiter import ChangeWaiter
+from app.serving.state import Serving
+from pairank.models import resolve_model
+
+log = logging.getLogger(__name__)
+
+
+class DatabaseFollower:
+    """Applies other workers' document writes and model activations; never writes the registry."""
+
+    def __init__(self, serving: Serving, sessions: sessionmaker[Session], engine: Engine) -> None:
+        self.serving = serving
+        self.sessions = sessions
+        self.engine = engine
+
+    def run(self, interval: float, closed: threading.Event) -> None:
+        """Follow every `interval` seconds (or at once when PostgreSQL notifies a write) until `closed`."""
+        waiter = ChangeWaiter(self.engine)
+        try:
+            while not closed.is_set():
+                waiter.wait(interval, closed)
+                if closed.is_set():
+                    return
+                try:
+                    self.follow_once()
+                except Exception:  # noqa: BLE001 - keep serving what we have, try again next tick
+                    log.exception("following the database failed")
+        finally:
+            waiter.close()
+
+    def follow_once(self) -> None:
+        """Switch to a newly activated model, then apply document changes past each index's mark."""
+        self._follow_registry()
+        state = self.serving.current()
+        if state is not None:
+            state.indexes.follow()
+
+    def _follow_registry(self) -> None:
+        # The worker that ran an activation swaps and writes the registry; the others notice the
+        # registry's new active version here and only switch (its snapshots are on disk by then).
+        with self.sessions() as session:
+            active = ModelRepository(session).active()
+            target = (active.version, active.path) if active is not None else None
+        current = self.serving.current()
+        if target is None or current is None or target[0] == current.model_version or self.serving.swapping():
+            return
+        log.info("registry's active model is %s: switching", target[0])
+        self.serving.swap(self.serving.build_state(resolve_model(target[1])), activate=False)

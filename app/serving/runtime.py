@@ -1,0 +1,121 @@
+"""One service process: the database, its serving state, and the threads that keep it current.
+
+The parts each have one job and are tested without HTTP (tests/serving/): `Serving` (the model and
+indexes requests read, and swaps) and `DatabaseFollower` (other processes' writes and activations).
+`Runtime` only wires them together and starts and stops the threads; the composition root (app/main.py)
+hands it the loops that run once loading is done (the embedded job worker, `PAIRANK_EMBEDDED_WORKER`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.db.engine import make_engine, make_session_factory
+from app.serving.demo import seed_demo_corpus
+from app.serving.follower import DatabaseFollower
+from app.serving.registry import active_model_spec
+from app.serving.state import Serving, ServingState
+from pairank.locks import SharedExclusiveLock
+
+__all__ = ["Runtime", "ServingState"]
+
+log = logging.getLogger(__name__)
+Loop = Callable[[threading.Event], None]  # runs until the event (the runtime closing) is set
+
+
+class Runtime:
+    """Owns the engine and the parts; loads the model and indexes in the background."""
+
+    def __init__(self, settings: Settings, engine: Engine | None = None) -> None:
+        self.settings = settings
+        self.engine = engine or make_engine(settings.resolved_database_url)
+        self.sessions: sessionmaker[Session] = make_session_factory(self.engine)
+        self.serving = Serving(settings, self.sessions)
+        self.follower = DatabaseFollower(self.serving, self.sessions, self.engine)
+        self._closed = threading.Event()
+        self._after_loading: list[tuple[str, Loop]] = []
+        self._loop_threads: list[threading.Thread] = []
+
+    # The serving state's reads, for the routes and tests that take a Runtime.
+    @property
+    def load_error(self) -> BaseException | None:
+        """The exception that stopped loading, if any."""
+        return self.serving.load_error
+
+    @property
+    def write_gate(self) -> SharedExclusiveLock:
+        """Held shared by document writes, exclusively by a swap."""
+        return self.serving.write_gate
+
+    def is_ready(self) -> bool:
+        """True once the model and every corpus index are loaded."""
+        return self.serving.is_ready()
+
+    def state(self) -> ServingState:
+        """The current serving state; raises NotReadyError while loading."""
+        return self.serving.state()
+
+    def serving_version(self) -> str | None:
+        """The model version serving now, None while loading (for logs and metrics)."""
+        state = self.serving.current()
+        return state.model_version if state is not None else None
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until ready or the timeout passes; returns readiness."""
+        return self.serving.wait_ready(timeout)
+
+    def swap(self, new_state: ServingState, *, activate: bool = True) -> None:
+        """Make a fully built state the serving one (see `Serving.swap`)."""
+        self.serving.swap(new_state, activate=activate)
+
+    def follow_once(self) -> None:
+        """Apply other processes' writes and activations now."""
+        self.follower.follow_once()
+
+    def start_loading(self) -> None:
+        """Load the model and the indexes in a background thread (so /health answers meanwhile)."""
+        threading.Thread(target=self._load, name="pairank-loader", daemon=True).start()
+
+    def _load(self) -> None:
+        settings = self.settings
+        try:
+            if settings.seed_demo:
+                seed_demo_corpus(self.sessions)
+            self.serving.start(self.serving.build_state(active_model_spec(self.sessions, settings.model)))
+            if settings.sync_seconds > 0:
+                self._thread("pairank-sync", self.follower.run, settings.sync_seconds, self._closed)
+            self._thread("pairank-checkpoint", self._checkpoint_loop)
+            for name, loop in self._after_loading:
+                self._loop_threads.append(self._thread(name, loop, self._closed))
+        except Exception as error:  # noqa: BLE001 - reported through /ready instead of killing the server
+            log.exception("loading failed")
+            self.serving.failed(error)
+
+    def _thread(self, name: str, target: Callable[..., None], *args: object) -> threading.Thread:
+        thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+        thread.start()
+        return thread
+
+    def run_after_loading(self, name: str, loop: Loop) -> None:
+        """Run `loop(closed)` in a thread named `name` once loading is done (call before `start_loading`)."""
+        self._after_loading.append((name, loop))
+
+    def _checkpoint_loop(self) -> None:
+        # Snapshots are written here, never on a request's path.
+        settings = self.settings
+        while not self._closed.wait(min(5.0, settings.checkpoint_seconds)):
+            self.serving.checkpoint_due(settings.checkpoint_changes, settings.checkpoint_seconds)
+
+    def close(self) -> None:
+        """Stop background work, checkpoint what changed (a faster next start), release connections."""
+        self._closed.set()
+        for thread in self._loop_threads:
+            thread.join(60)  # a running job is cancelled and recorded before the exit
+        self.serving.close()
+        self.engine.dispose()

@@ -1,0 +1,173 @@
+"""The serving state of one process: one model and its indexes, readiness, and atomic swaps."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from app.config import Settings
+from app.core.errors import NotReadyError
+from app.db.admin_repository import ModelRepository
+from app.db.engine import transaction
+from app.observability.metrics import ENCODER_METRICS
+from app.serving.encoder import Encoder
+from app.stores.factory import open_store
+from app.stores.port import VectorStore
+from encoders.batcher import BatchingConfig
+from encoders.loader import EncoderOptions
+from pairank.locks import SharedExclusiveLock
+from pairank.models import ModelSpec
+
+log = logging.getLogger(__name__)
+_RETIRE_AFTER_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class ServingState:
+    """One model and the indexes built with it; a request reads it once, so it never mixes two models."""
+
+    encoder: Encoder
+    indexes: VectorStore
+
+    @property
+    def model_version(self) -> str:
+        """The version every response using this state names."""
+        return self.encoder.version
+
+
+class Serving:
+    """What this process answers with, and the only place that switches it."""
+
+    def __init__(self, settings: Settings, sessions: sessionmaker[Session]) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        self._state: ServingState | None = None
+        self._ready = threading.Event()
+        self._load_error: BaseException | None = None
+        # Document writes hold it shared; a model swap holds it exclusively to catch up and switch.
+        self.write_gate = SharedExclusiveLock()
+        self._swap_lock = threading.Lock()
+
+    @property
+    def load_error(self) -> BaseException | None:
+        """The exception that stopped loading, if any."""
+        return self._load_error
+
+    def failed(self, error: BaseException) -> None:
+        """Record why loading stopped (reported by /ready)."""
+        self._load_error = error
+
+    def is_ready(self) -> bool:
+        """True once the model and every corpus index are loaded."""
+        return self._ready.is_set()
+
+    def wait_ready(self, timeout: float | None = None) -> bool:
+        """Block until ready or the timeout passes; returns readiness."""
+        return self._ready.wait(timeout)
+
+    def current(self) -> ServingState | None:
+        """The state serving now, or None before the first one (never raises)."""
+        return self._state if self._ready.is_set() else None
+
+    def state(self) -> ServingState:
+        """The current serving state; raises NotReadyError while loading."""
+        state = self.current()
+        if state is None:
+            raise NotReadyError("the model and indexes are still loading; retry shortly (see GET /ready)")
+        return state
+
+    def swapping(self) -> bool:
+        """True while a swap is under way (a follower then leaves the registry to it)."""
+        return self._swap_lock.locked()
+
+    def load_encoder(self, spec: ModelSpec) -> Encoder:
+        """Load a model with the service's backend, device and batching settings."""
+        settings = self.settings
+        log.info("loading model %s from %s", spec.version, spec.path)
+        options = EncoderOptions(
+            backend=settings.encoder_backend,
+            precision=settings.encoder_precision,
+            cache_root=settings.export_dir,
+            device=settings.device,
+            max_seq_length=settings.max_seq_length,
+            threads=settings.encoder_threads,
+        )
+        batching = BatchingConfig(
+            max_batch_texts=settings.encode_batch_size,
+            max_batch_tokens=settings.max_batch_tokens,
+            wait_ms=settings.batch_wait_ms,
+            max_queued_texts=settings.max_queued_texts,
+            enabled=settings.micro_batching,
+        )
+        encoder = Encoder.load(spec, options, batching=batching, observer=ENCODER_METRICS)
+        log.info("model %s runs on %s %s", spec.version, encoder.backend, encoder.precision)
+        return encoder
+
+    def build_state(
+        self,
+        spec: ModelSpec,
+        encoder: Encoder | None = None,
+        on_corpus: Callable[[int, int, str], None] | None = None,
+    ) -> ServingState:
+        """Open (map and replay, or build) every corpus index for a model; nothing is served yet."""
+        encoder = encoder or self.load_encoder(spec)
+        store = open_store(self.settings, encoder, self.sessions)
+        store.open_all(on_corpus)
+        return ServingState(encoder=encoder, indexes=store)
+
+    def start(self, state: ServingState) -> None:
+        """Serve the first state (the registry's active model at start-up) and record its encoder."""
+        with transaction(self.sessions) as session:
+            ModelRepository(session).record_encoder(state.model_version, state.encoder.describe())
+        self._state = state
+        self._ready.set()
+        log.info("ready: model %s", state.model_version)
+
+    def swap(self, new_state: ServingState, *, activate: bool = True) -> None:
+        """Make a fully built state the serving one, atomically for requests.
+
+        `activate` records it as the registry's active model: only the worker performing an activation
+        does that; a follower switching to what the registry already says must not write it back.
+        """
+        with self._swap_lock, self.write_gate.exclusive():
+            # Writes made while the new indexes were being built: catch up before switching.
+            new_state.indexes.follow()
+            with transaction(self.sessions) as session:
+                repository = ModelRepository(session)
+                if activate:
+                    repository.activate(new_state.model_version)
+                    repository.record_encoder(new_state.model_version, new_state.encoder.describe())
+            old, self._state = self._state, new_state
+            self._ready.set()
+        log.info("now serving model %s", new_state.model_version)
+        if activate:
+            new_state.indexes.activated(old.model_version if old is not None else None)
+        if old is not None and old.encoder is not new_state.encoder:
+            # Requests that read the old state a moment ago may still be encoding with it.
+            retire = threading.Timer(_RETIRE_AFTER_SECONDS, old.encoder.close)
+            retire.daemon = True
+            retire.start()
+
+    def checkpoint_due(self, max_changes: int, max_seconds: float) -> int:
+        """Checkpoint every index with enough (or old enough) changes; returns how many were written."""
+        state = self._state
+        if state is None:
+            return 0
+        written = 0
+        for opened in state.indexes.due(max_changes, max_seconds):
+            try:
+                written += state.indexes.checkpoint(opened)
+            except Exception:  # noqa: BLE001 - the log still holds every change; try again later
+                log.exception("checkpoint of %s failed", opened.name)
+        return written
+
+    def close(self) -> None:
+        """Checkpoint what changed (a faster next start) and stop the encoder."""
+        if self._state is not None and self._ready.is_set():
+            self.checkpoint_due(1, 0.0)
+        if self._state is not None:
+            self._state.encoder.close()

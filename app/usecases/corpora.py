@@ -1,0 +1,207 @@
+"""Use cases on corpora and their documents: create, list, delete, all-or-nothing upserts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.defaults import DEFAULT_RANKING_BY_KIND
+from app.core.errors import InvalidInputError
+from app.core.limits import check_count, check_text
+from app.core.text_hash import text_sha256
+from app.db.corpus_lookup import document_not_found, require_corpus
+from app.db.engine import transaction
+from app.db.models import Corpus, Document
+from app.db.repository import KEEP_METADATA, CorpusRepository, DocumentInput, DocumentRepository
+from app.serving.context import ServiceContext
+from app.serving.state import ServingState
+from app.stores.port import CorpusVectors
+from indexes.snapshot import delete_corpus_snapshots
+from indexes.spec import IndexSpec
+
+
+@dataclass(frozen=True)
+class UpsertCounts:
+    """What an upsert did."""
+
+    inserted: int
+    updated: int
+    unchanged: int
+    document_count: int
+    model: str
+
+
+class CorpusService:
+    """Corpora and documents, keeping the database and the corpus indexes in step."""
+
+    def __init__(self, service: ServiceContext) -> None:
+        self.service = service
+        self.settings = service.settings
+
+    def create_corpus(
+        self,
+        name: str,
+        kind: str,
+        description: str | None,
+        index: dict[str, Any] | None = None,
+        ranking: dict[str, Any] | None = None,
+    ) -> Corpus:
+        """Create an empty corpus (with an optional index spec, and its ranking until calibrated: the
+        kind's default unless given); ConflictError when the name is taken."""
+        spec = None
+        if index is not None:
+            try:
+                parsed = IndexSpec.from_dict(index)
+                parsed.validate()
+            except (TypeError, ValueError) as error:
+                raise InvalidInputError(str(error), "index") from error
+            spec = parsed.to_dict()
+        with transaction(self.service.sessions) as session:
+            default = ranking if ranking is not None else DEFAULT_RANKING_BY_KIND.get(kind)
+            return CorpusRepository(session).add(name, kind, description, spec, default)
+
+    def list_corpora(self) -> list[Corpus]:
+        """Every corpus (with its maintained document count), by name."""
+        with self.service.sessions() as session:
+            return CorpusRepository(session).all()
+
+    def get_corpus(self, name: str) -> Corpus:
+        """One corpus (with its maintained document count)."""
+        with self.service.sessions() as session:
+            return require_corpus(session, name)
+
+    def delete_corpus(self, name: str) -> None:
+        """Delete a corpus, its documents, its change log and its index snapshots."""
+        with self.service.serving.write_gate.shared():
+            with transaction(self.service.sessions) as session:
+                repository = CorpusRepository(session)
+                corpus = require_corpus(session, name, lock=True)
+                corpus_id = corpus.id
+                repository.delete(corpus)
+            if self.service.serving.is_ready():
+                self.service.serving.state().indexes.drop(corpus_id)
+            else:
+                delete_corpus_snapshots(self.settings.index_dir, corpus_id)
+
+    def upsert_documents(
+        self, name: str, documents: Sequence[tuple[str, str, dict[str, Any] | None, bool]]
+    ) -> UpsertCounts:
+        """Insert or update (id, text, metadata, metadata given) documents, all or nothing.
+
+        Only new or changed texts are encoded; metadata that was not given is kept as stored.
+        """
+        check_count("documents", documents, self.settings.max_documents_per_request, "documents")
+        for position, (_, text, _, _) in enumerate(documents):
+            check_text(self.settings, f"documents[{position}].text", text)
+        # An id given twice in one request: the later occurrence wins, as if sent in two requests.
+        latest = {doc_id: (doc_id, text, meta, given) for doc_id, text, meta, given in documents}
+        inputs = [
+            DocumentInput(d, t, text_sha256(t), m if given else KEEP_METADATA)
+            for d, t, m, given in latest.values()
+        ]
+        # Shared write gate first, then the state: a model swap can never slip between the two.
+        with self.service.serving.write_gate.shared():
+            state = self.service.serving.state()
+            opened = state.indexes.get(name)
+            with opened.lock:
+                return self._upsert_locked(name, inputs, state, opened)
+
+    def _upsert_locked(
+        self, name: str, inputs: list[DocumentInput], state: ServingState, opened: CorpusVectors
+    ) -> UpsertCounts:
+        with transaction(self.service.sessions) as session:
+            corpus = require_corpus(session, name, lock=True)  # writers of one corpus take turns
+            repository = DocumentRepository(session, corpus)
+            existing = repository.get_many([item.external_id for item in inputs])
+            to_encode = [
+                item
+                for item in inputs
+                if item.external_id not in existing
+                or existing[item.external_id].text_sha256 != item.text_sha256
+            ]
+            # Encode before writing: a model failure must leave the database untouched.
+            vectors = state.encoder.encode_bulk(
+                [item.text for item in to_encode], label=f"upsert into {name}"
+            )
+            previous_mark = int(corpus.change_seq)
+            inserted, updated, changed = repository.upsert(inputs, existing)
+            if inserted or updated:
+                CorpusRepository(session).touch(corpus)
+            total = CorpusRepository(session).count_documents(corpus)
+            vector_of = {item.external_id: vector for item, vector in zip(to_encode, vectors, strict=True)}
+            known = {row.id: (row.text_sha256, vector_of[row.external_id]) for row in changed}
+            state.indexes.record_write(session, corpus, previous_mark, known)
+        # Committed: the index follows the log (this write, and any other worker's before it).
+        state.indexes.catch_up(opened, known)
+        return UpsertCounts(inserted, updated, len(inputs) - inserted - updated, total, state.model_version)
+
+    def index_status(self, name: str) -> dict[str, Any]:
+        """This worker's index of the corpus: structure, size, memory, checkpoint, recall."""
+        state = self.service.serving.state()
+        opened = state.indexes.get(name)
+        with self.service.sessions() as session:
+            corpus = require_corpus(session, name)
+            mark = int(corpus.change_seq)
+        return {"model": state.model_version, **state.indexes.describe(opened, mark)}
+
+    def list_documents(self, name: str, limit: int, after: int) -> tuple[list[Document], int | None]:
+        """A page of documents in a stable order, and the cursor of the next page (None at the end).
+
+        The cursor is the database id of the page's last document: pages never shift under inserts
+        or deletes, and any number is a valid cursor.
+        """
+        with self.service.sessions() as session:
+            corpus = require_corpus(session, name)
+            rows = DocumentRepository(session, corpus).page(after, limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return rows, int(rows[-1].id) if more else None
+
+    def export_documents(self, name: str) -> Iterator[str]:
+        """Every document as one JSON line ({id, text, metadata}), read page by page (404 checked first)."""
+        with self.service.sessions() as session:
+            require_corpus(session, name)
+        return self._export_lines(name)
+
+    def _export_lines(self, name: str) -> Iterator[str]:
+        after = 0
+        while True:
+            with self.service.sessions() as session:
+                corpus = CorpusRepository(session).get(name)
+                if corpus is None:
+                    return  # deleted while exporting: the stream simply ends
+                rows = DocumentRepository(session, corpus).page(after, 1000)
+            if not rows:
+                return
+            for row in rows:
+                yield json.dumps({"id": row.external_id, "text": row.text, "metadata": row.meta}) + "\n"
+            after = rows[-1].id
+
+    def get_document(self, name: str, doc_id: str) -> Document:
+        """One document by id."""
+        with self.service.sessions() as session:
+            corpus = require_corpus(session, name)
+            document = DocumentRepository(session, corpus).get(doc_id)
+            if document is None:
+                raise document_not_found(name, doc_id)
+            return document
+
+    def delete_document(self, name: str, doc_id: str) -> None:
+        """Delete one document and its vector."""
+        with self.service.serving.write_gate.shared():
+            state = self.service.serving.state()
+            opened = state.indexes.get(name)
+            with opened.lock:
+                with transaction(self.service.sessions) as session:
+                    corpus = require_corpus(session, name, lock=True)
+                    repository = DocumentRepository(session, corpus)
+                    document = repository.get(doc_id)
+                    if document is None:
+                        raise document_not_found(name, doc_id)
+                    previous_mark = int(corpus.change_seq)
+                    repository.delete(document)
+                    CorpusRepository(session).touch(corpus)
+                    state.indexes.record_write(session, corpus, previous_mark, {})
+                state.indexes.catch_up(opened)

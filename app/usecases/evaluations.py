@@ -1,0 +1,115 @@
+"""Use cases of the evaluation API: validate and queue an evaluation (run by a job worker), report it."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Any
+
+from app.control import job_kinds
+from app.control.job_context import JobContext, Outcome
+from app.core.errors import InvalidInputError, NotFoundError
+from app.core.limits import check_count, check_text
+from app.db.corpus_lookup import require_corpus
+from app.db.engine import transaction
+from app.db.evaluation_repository import EvaluationRepository
+from app.db.job_repository import JobRepository
+from app.db.models import Evaluation, utcnow
+from app.db.repository import DocumentRepository
+from app.schemas.evaluations import EvaluationCreate
+from app.serving.context import ServiceContext
+from app.usecases.evaluation_report import EvaluationSpec, compute_report, unknown_qrels_documents
+from evaluation.metrics import parse_metric
+
+log = logging.getLogger(__name__)
+KIND = job_kinds.EVALUATE
+
+
+class EvaluationService:
+    """Offline evaluation of the serving model on labeled queries."""
+
+    def __init__(self, service: ServiceContext) -> None:
+        self.service = service
+        self.settings = service.settings
+
+    def _validate(self, request: dict[str, Any]) -> EvaluationSpec:
+        settings = self.settings
+        check_count("queries", request["queries"], settings.max_evaluation_queries, "queries")
+        if request.get("documents") is not None:
+            check_count("documents", request["documents"], settings.max_evaluation_documents, "documents")
+            for position, document in enumerate(request["documents"]):
+                check_text(settings, f"documents[{position}].text", document["text"])
+        for position, query in enumerate(request["queries"]):
+            check_text(settings, f"queries[{position}].text", query["text"])
+        for name in request.get("metrics") or []:
+            try:
+                parse_metric(name)
+            except ValueError as error:
+                raise InvalidInputError(f"metrics: {error}", "metrics") from error
+        spec = EvaluationSpec.from_request(request)
+        unknown_queries = [q for q in spec.qrels if q not in spec.queries]
+        if unknown_queries:
+            raise InvalidInputError(f"qrels: query ids not in `queries`: {unknown_queries[:10]}", "qrels")
+        known = set(spec.documents) if spec.documents is not None else self._corpus_ids(spec.corpus or "")
+        unknown_documents = unknown_qrels_documents(spec.qrels, known)
+        if unknown_documents:
+            where = "`documents`" if spec.documents is not None else f"corpus {spec.corpus!r}"
+            raise InvalidInputError(f"qrels: document ids not in {where}: {unknown_documents[:10]}", "qrels")
+        return spec
+
+    def _corpus_ids(self, name: str) -> set[str]:
+        with self.service.sessions() as session:
+            corpus = require_corpus(session, name)
+            return DocumentRepository(session, corpus).external_ids()
+
+    def submit(self, body: EvaluationCreate) -> Evaluation:
+        """Validate, record as queued and queue the job that runs it; returns the queued evaluation."""
+        request = body.model_dump(mode="json")
+        spec = self._validate(request)
+        self.service.serving.state()  # 503 now rather than a failed evaluation later
+        evaluation_id = str(uuid.uuid4())
+        with transaction(self.service.sessions) as session:
+            row = EvaluationRepository(session).add(
+                evaluation_id, request.get("name"), spec.corpus, spec.mode, request
+            )
+            JobRepository(session).add(str(uuid.uuid4()), KIND, spec.corpus, {"evaluation_id": evaluation_id})
+            return row
+
+    def get(self, evaluation_id: str) -> Evaluation:
+        """One evaluation with its per-query breakdown."""
+        with self.service.sessions() as session:
+            row = EvaluationRepository(session).get(evaluation_id)
+            if row is None:
+                raise NotFoundError(f"evaluation {evaluation_id!r} does not exist", field="id")
+            return row
+
+    def list(self, limit: int = 100) -> list[Evaluation]:
+        """The newest evaluations."""
+        with self.service.sessions() as session:
+            return EvaluationRepository(session).list_recent(limit)
+
+
+def run_evaluation(service: ServiceContext, context: JobContext) -> Outcome:
+    """The `evaluate` job: rank the judged queries with the serving model and store the report."""
+    evaluation_id = str(context.params["evaluation_id"])
+    started = time.monotonic()
+    with transaction(service.sessions) as session:
+        row = EvaluationRepository(session).get(evaluation_id)
+        if row is None:
+            raise NotFoundError(f"evaluation {evaluation_id!r} was deleted", field="id")
+        row.status, row.started_at = "running", utcnow()
+        spec = EvaluationSpec.from_request(row.request)
+    context.progress("ranking", queries=len(spec.qrels))
+    state = service.serving.state()
+    report = compute_report(state, service.sessions, spec)
+    with transaction(service.sessions) as session:
+        EvaluationRepository(session).finish(
+            evaluation_id,
+            "succeeded",
+            model_version=state.model_version,
+            metrics=report.means,
+            per_query=report.per_query,
+            duration_seconds=time.monotonic() - started,
+        )
+    return Outcome({"model_version": state.model_version})

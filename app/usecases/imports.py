@@ -1,0 +1,160 @@
+"""Bulk imports: a JSON-lines file of documents upserted by a background job, resumable.
+
+The upload is stored under `<data dir>/imports/<job id>.jsonl`. The job first validates every line
+(nothing is written if any line is bad: the error names the line), then upserts the documents in
+chunks of `PAIRANK_MAX_DOCUMENTS_PER_REQUEST` through the normal write path, recording after each
+committed chunk how many lines are done. A job that fails, is cancelled or is interrupted resumes from
+that count (`POST .../imports/{id}/resume`); upserts are idempotent, so nothing is doubled. A job worker
+runs it; the upload must be on a folder the workers share (the data volume).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from app.control import job_kinds
+from app.control.job_context import JobContext, Outcome
+from app.control.job_queue import JobService
+from app.core.errors import ConflictError, InvalidInputError, NotFoundError
+from app.db.admin_models import Job
+from app.db.corpus_lookup import require_corpus
+from app.db.engine import transaction
+from app.db.job_repository import JobRepository
+from app.schemas.json_safety import check_body
+from app.serving.context import ServiceContext
+from app.usecases.corpora import CorpusService
+
+log = logging.getLogger(__name__)
+KIND = job_kinds.IMPORT
+Row = tuple[str, str, dict[str, Any] | None, bool]  # id, text, metadata, metadata given
+
+
+class ImportService:
+    """Start, inspect, cancel and resume import jobs (run by a job worker)."""
+
+    def __init__(self, service: ServiceContext) -> None:
+        self.service = service
+        self.settings = service.settings
+        self.folder = service.settings.data_dir / "imports"
+        self.jobs = JobService(service.sessions)
+
+    def upload_path(self) -> Path:
+        """A fresh temporary file for an upload being received."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return self.folder / f".upload-{uuid.uuid4().hex}"
+
+    def submit(self, name: str, upload: Path) -> Job:
+        """Take over an uploaded JSON-lines file and queue its import job."""
+        try:
+            with self.service.sessions() as session:
+                require_corpus(session, name)
+        except NotFoundError:
+            upload.unlink(missing_ok=True)
+            raise
+        size = upload.stat().st_size
+        job_id = str(uuid.uuid4())
+        path = self.folder / f"{job_id}.jsonl"
+        upload.rename(path)
+        with transaction(self.service.sessions) as session:
+            job = JobRepository(session).add(job_id, KIND, name, {"file": path.name, "bytes": size})
+            job.progress = {"stage": "queued", "done": 0}
+            return job
+
+    def get(self, name: str, job_id: str) -> Job:
+        """One import job of a corpus."""
+        info = self.jobs.get(job_id, KIND)
+        if info.corpus_name != name:
+            raise NotFoundError(f"import {job_id!r} does not exist for corpus {name!r}", field="id")
+        return info
+
+    def cancel(self, name: str, job_id: str) -> Job:
+        """Ask a queued or running import to stop after its current chunk (from any process)."""
+        self.get(name, job_id)
+        return self.jobs.cancel(job_id)
+
+    def resume(self, name: str, job_id: str) -> Job:
+        """Queue a failed or cancelled import again, to continue from its last committed chunk."""
+        info = self.get(name, job_id)
+        if info.status not in ("failed", "cancelled"):
+            raise ConflictError(
+                f"import {job_id} is {info.status}; only a failed or cancelled one resumes", "id"
+            )
+        if not (self.folder / str(info.params["file"])).is_file():
+            raise ConflictError(f"import {job_id}: its uploaded file is gone; upload it again", "id")
+        with transaction(self.service.sessions) as session:
+            JobRepository(session).requeue(job_id)
+            job = JobRepository(session).get(job_id)
+            assert job is not None
+            return job
+
+
+def run_import(service: ServiceContext, context: JobContext) -> Outcome:
+    """The `import` job: validate every line, then upsert chunk by chunk from where it stopped."""
+    path = service.settings.data_dir / "imports" / str(context.params["file"])
+    if not path.is_file():
+        raise ConflictError(f"import {context.job_id}: its uploaded file is gone; upload it again", "id")
+    job = ImportJob(service, context, path)
+    progress = job.run()
+    path.unlink(missing_ok=True)
+    return Outcome({"progress": {**progress, "stage": "done"}})
+
+
+class ImportJob:
+    """Validate, then upsert chunk by chunk, recording progress after each commit."""
+
+    def __init__(self, service: ServiceContext, context: JobContext, path: Path) -> None:
+        self.service = service
+        self.context = context
+        self.corpus = context.corpus or ""
+        self.path = path
+
+    def run(self) -> dict[str, Any]:
+        """Validate and write; returns the final progress (counts)."""
+        progress = dict(self.context.progress_so_far or {})
+        documents = self._validated()
+        self._write(documents, progress)
+        return progress
+
+    def _validated(self) -> list[Row]:
+        from app.schemas.corpora import DocumentIn
+
+        documents = []
+        with self.path.open("rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                problem = check_body(raw)
+                if problem is not None:
+                    raise InvalidInputError(f"line {number}: {problem[0]}: {problem[1]}", "body")
+                try:
+                    document = DocumentIn.model_validate(json.loads(raw))
+                except ValidationError as error:
+                    first = error.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"]) or "line"
+                    raise InvalidInputError(f"line {number}: {where}: {first['msg']}", "body") from error
+                given = "metadata" in document.model_fields_set
+                documents.append((document.id, document.text, document.metadata, given))
+        return documents
+
+    def _write(
+        self, documents: list[tuple[str, str, dict[str, Any] | None, bool]], progress: dict[str, Any]
+    ) -> None:
+        corpora = CorpusService(self.service)
+        size = self.service.settings.max_documents_per_request
+        done = int(progress.get("done", 0))
+        totals = {key: int(progress.get(key, 0)) for key in ("inserted", "updated", "unchanged")}
+        progress.update(stage="writing", total=len(documents))
+        for start in range(done, len(documents), size):
+            self.context.check_cancel()
+            counts = corpora.upsert_documents(self.corpus, documents[start : start + size])
+            totals["inserted"] += counts.inserted
+            totals["updated"] += counts.updated
+            totals["unchanged"] += counts.unchanged
+            progress.update(done=min(start + size, len(documents)), **totals)
+            self.context.update(progress=dict(progress))

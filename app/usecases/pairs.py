@@ -1,0 +1,122 @@
+"""Labeled training pairs of a corpus: store, list, delete, split into train/dev, export for training."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.control.pair_export import ExportedPair, export_pairs
+from app.core.errors import NotFoundError
+from app.core.limits import check_count, check_text
+from app.db.admin_models import TrainingPair
+from app.db.admin_repository import PairRepository
+from app.db.corpus_lookup import require_corpus
+from app.db.engine import transaction
+from app.db.repository import DocumentRepository
+from app.serving.context import ServiceContext
+
+
+@dataclass(frozen=True)
+class PairInput:
+    """A labeled pair as sent: the document is a stored id or an inline text."""
+
+    query: str
+    document_id: str | None
+    document: str | None
+    label: float
+    split: str | None = None
+
+
+def is_dev_query(query: str, fraction: float, seed: int) -> bool:
+    """Deterministic split by query text, so all pairs of a query land on the same side."""
+    digest = hashlib.sha256(f"{seed}\0{query}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+class PairService:
+    """Use cases on a corpus's training pairs."""
+
+    def __init__(self, service: ServiceContext) -> None:
+        self.service = service
+        self.settings = service.settings
+
+    def add_pairs(self, name: str, pairs: Sequence[PairInput]) -> dict[str, int]:
+        """Store pairs (all or nothing); document ids must exist in the corpus."""
+        check_count("pairs", pairs, self.settings.max_pairs_per_request, "pairs")
+        for position, pair in enumerate(pairs):
+            check_text(self.settings, f"pairs[{position}].query", pair.query)
+            if pair.document is not None:
+                check_text(self.settings, f"pairs[{position}].document", pair.document)
+        with transaction(self.service.sessions) as session:
+            corpus = require_corpus(session, name)
+            ids = [p.document_id for p in pairs if p.document_id is not None]
+            found = DocumentRepository(session, corpus).get_many(ids)
+            missing = [doc_id for doc_id in dict.fromkeys(ids) if doc_id not in found]
+            if missing:
+                raise NotFoundError(f"pairs: document ids not in corpus {name!r}: {missing[:10]}", "pairs")
+            repository = PairRepository(session, corpus.id)
+            repository.add_many(
+                [
+                    {
+                        "query": p.query,
+                        "document_id": p.document_id,
+                        "document": p.document,
+                        "label": p.label,
+                        "split": p.split,
+                    }
+                    for p in pairs
+                ]
+            )
+            return {"added": len(pairs), **repository.counts()}
+
+    def list_pairs(
+        self, name: str, split: str | None, offset: int, limit: int
+    ) -> tuple[list[TrainingPair], dict[str, int]]:
+        """A page of pairs and the corpus's pair counts."""
+        with self.service.sessions() as session:
+            corpus = require_corpus(session, name)
+            repository = PairRepository(session, corpus.id)
+            return repository.list(split, offset, limit), repository.counts()
+
+    def delete_pair(self, name: str, pair_id: int) -> None:
+        """Delete one pair."""
+        with transaction(self.service.sessions) as session:
+            repository = PairRepository(session, require_corpus(session, name).id)
+            pair = repository.get(pair_id)
+            if pair is None:
+                raise NotFoundError(f"pair {pair_id} does not exist in corpus {name!r}", field="id")
+            repository.delete(pair)
+
+    def split_pairs(self, name: str, dev_fraction: float, seed: int) -> dict[str, int]:
+        """Assign every pair to train or dev, deterministically by query text."""
+        with transaction(self.service.sessions) as session:
+            repository = PairRepository(session, require_corpus(session, name).id)
+            for pair in repository.list():
+                pair.split = "dev" if is_dev_query(pair.query, dev_fraction, seed) else "train"
+            session.flush()
+            return repository.counts()
+
+    def export(
+        self, name: str, dev_pairs: Sequence[PairInput] | None, dev_fraction: float, seed: int
+    ) -> tuple[list[ExportedPair], list[ExportedPair]]:
+        """(train, dev) pairs, texts resolved: explicit dev set, else stored splits, else a hash split."""
+        with self.service.sessions() as session:
+            corpus = require_corpus(session, name)
+            stored = PairRepository(session, corpus.id).list()
+            explicit = list(dev_pairs or [])
+            ids = [p.document_id for p in stored if p.document_id is not None]
+            ids += [p.document_id for p in explicit if p.document_id is not None]
+            texts = DocumentRepository(session, corpus).texts(ids)
+
+        train_rows: list[TrainingPair | PairInput]
+        dev_rows: list[TrainingPair | PairInput]
+        if explicit:
+            train_rows, dev_rows = list(stored), list(explicit)
+        elif any(p.split == "dev" for p in stored):
+            train_rows = [p for p in stored if p.split != "dev"]
+            dev_rows = [p for p in stored if p.split == "dev"]
+        else:
+            train_rows = [p for p in stored if not is_dev_query(p.query, dev_fraction, seed)]
+            dev_rows = [p for p in stored if is_dev_query(p.query, dev_fraction, seed)]
+        return export_pairs(train_rows, texts), export_pairs(dev_rows, texts)

@@ -1,0 +1,120 @@
+"""Admin use cases: submit a retraining job (at most one model-changing job at a time, in any process)."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import uuid
+from dataclasses import asdict
+from typing import Any
+
+from app.control import gate_cv, job_kinds
+from app.control.retrain_job import RetrainParams, job_paths, stage_inputs
+from app.core.defaults import default_gate_metric
+from app.core.errors import InvalidInputError
+from app.db.admin_models import Job
+from app.db.admin_repository import ModelRepository
+from app.db.corpus_lookup import require_corpus
+from app.db.engine import transaction
+from app.db.job_repository import MODEL_SLOT, JobRepository
+from app.schemas.admin import HardNegativesIn, RetrainRequest
+from app.serving.context import ServiceContext
+from app.usecases.pairs import PairInput, PairService
+from evaluation.metrics import parse_metric
+
+KIND = job_kinds.RETRAIN
+# Defaults for a retraining request: BSC with example-based shuffling, the paper's settings (section 5.2).
+RETRAIN_DEFAULTS: dict[str, Any] = {
+    "loss": "bsc",
+    "loss_params": {"normalization": "l2_rows", "temperature": 0.05, "symmetric": True},
+    "shuffling": "example",
+    "shuffle_params": {"group_size": 8},
+    "epochs": 3,
+    "batch_size": 30,
+    "learning_rate": 2e-5,
+    "max_seq_length": 90,
+    "seed": 42,
+    "auto_activate": True,
+    "min_improvement": 0.0,
+    "require_significant": True,
+    "dev_fraction": 0.2,
+    "cross_validation": "auto",
+    "folds": gate_cv.CV_FOLDS,
+    "hard_negatives": None,
+}
+# What beats the base model by cross-validation on a corpus kind, over RETRAIN_DEFAULTS
+# (benchmarks/hybrid.md: on PFCC-S claims, one hard negative per pair mined once from the corpus).
+RETRAIN_DEFAULTS_BY_KIND: dict[str, dict[str, Any]] = {
+    "claim": {"hard_negatives": HardNegativesIn(remine="once").model_dump()},
+}
+_PASSTHROUGH = (
+    "loss", "loss_params", "shuffling", "shuffle_params", "epochs", "batch_size", "learning_rate",
+    "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant", "cross_validation",
+    "folds", "hard_negatives",
+)  # fmt: skip
+
+
+class RetrainService:
+    """Validates retraining requests, exports their pairs once and queues the job for a worker."""
+
+    def __init__(self, service: ServiceContext) -> None:
+        self.service = service
+
+    def _params(self, request: RetrainRequest) -> RetrainParams:
+        given = request.model_dump(exclude_none=True, exclude={"dev"})
+        with self.service.sessions() as session:
+            kind = require_corpus(session, request.corpus).kind
+            active = ModelRepository(session).active()
+        values = {**RETRAIN_DEFAULTS, **RETRAIN_DEFAULTS_BY_KIND.get(kind, {}), **given}
+        if "hard_negatives" in request.model_fields_set:
+            values["hard_negatives"] = given.get("hard_negatives")  # null: off, even where the kind mines
+        elif values["loss"] != "bsc":
+            values["hard_negatives"] = None  # a kind's default mining goes with the default (BSC) loss
+        gate_metric = request.gate_metric or default_gate_metric(kind)
+        try:
+            parse_metric(gate_metric)
+        except ValueError as error:
+            raise InvalidInputError(f"gate_metric: {error}", "gate_metric") from error
+        if values.get("hard_negatives") and values["loss"] != "bsc":
+            raise InvalidInputError(
+                "hard_negatives: only the bsc loss takes hard-negative columns", "hard_negatives"
+            )
+        base = request.base_model or (active.path if active is not None else self.service.settings.model)
+        if request.base_model is not None and (active is None or request.base_model != active.path):
+            # Fold models start from the base model: their epoch 0 is the active model only when the base is.
+            values["cross_validation"] = "never"
+        fraction = request.dev.fraction if request.dev and request.dev.fraction else values["dev_fraction"]
+        passthrough = {key: values[key] for key in _PASSTHROUGH}
+        return RetrainParams(corpus=request.corpus, kind=kind, base_model=base, gate_metric=gate_metric,
+                             dev_fraction=float(fraction), **passthrough)  # fmt: skip
+
+    def submit(self, request: RetrainRequest) -> Job:
+        """Validate, export the pairs, queue the job; ConflictError while a model job is unfinished."""
+        params = self._params(request)
+        dev_pairs = [
+            PairInput(p.query, p.document_id, p.document, p.label)
+            for p in (request.dev.pairs if request.dev and request.dev.pairs else [])
+        ]
+        train, dev = PairService(self.service).export(
+            params.corpus, dev_pairs, params.dev_fraction, params.seed
+        )
+        if len(train) < 2:
+            raise InvalidInputError(
+                f"corpus {params.corpus!r} has {len(train)} training pairs; need at least 2", "corpus"
+            )
+        if not any(p.label > 0 for p in dev):
+            raise InvalidInputError("dev: the dev set has no positive pair to evaluate the gate on", "dev")
+        folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev])
+        params = dataclasses.replace(params, cv_folds=folds)
+        job_id = str(uuid.uuid4())
+        job_dir, _ = job_paths(self.service.settings.data_dir, job_id)
+        stage_inputs(job_dir, params, train, dev)
+        shown = request.model_dump(mode="json", exclude_none=True, exclude={"dev"})
+        stored = {**shown, "dev_pairs": len(dev), "train_pairs": len(train), "_resolved": asdict(params)}
+        try:
+            with transaction(self.service.sessions) as session:
+                job = JobRepository(session).add(job_id, KIND, params.corpus, stored, exclusive=MODEL_SLOT)
+                return job
+        except Exception:
+            shutil.rmtree(job_dir, ignore_errors=True)
+            raise
