@@ -79,11 +79,11 @@ def _measure_search(runtime: Any, vectors: np.ndarray, ids: np.ndarray, warm: in
     queries = _queries(vectors)
     exact = _exact_top10(vectors, ids, queries)
     for query in _queries(vectors, seed=2)[:warm] if warm > 20 else queries[:warm]:
-        runtime.state().indexes.get("bench").search_one(query, 10)
+        runtime.state().store.get("bench").search_one(query, 10)
     latencies, recalls = [], []
     for query, truth in zip(queries, exact, strict=True):
         begun = time.perf_counter()
-        hits = runtime.state().indexes.get("bench").search_one(query, 10)
+        hits = runtime.state().store.get("bench").search_one(query, 10)
         latencies.append((time.perf_counter() - begun) * 1000)
         recalls.append(len({d for d, _ in hits} & truth) / 10)
     return {
@@ -210,7 +210,7 @@ def run_pgvector(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray)
         try:
             result.update(_search_and_writes(runtime, vectors, ids))
             result["read_after_write"] = _read_after_write(settings, runtime)
-            result["hnsw_bytes"] = runtime.state().indexes.describe(runtime.state().indexes.get("bench"), 0)[
+            result["hnsw_bytes"] = runtime.state().store.describe(runtime.state().store.get("bench"), 0)[
                 "database_bytes"
             ]
         finally:

@@ -76,7 +76,7 @@ def run_activation(service: ServiceContext, context: JobContext) -> Outcome:
     context.progress("swapping", version=version)
     service.serving.swap(state)  # writes the registry's active version: every other process follows it
     adopt_gate_calibration(service.sessions, version)
-    context.progress("done", version=version, previous=current, corpora=len(state.indexes.opened()))
+    context.progress("done", version=version, previous=current, corpora=len(state.store.opened()))
     log.info("activation job %s: %s is active (was %s)", context.job_id, version, current)
     return Outcome({"model_version": version})
 

@@ -23,7 +23,7 @@ def live_candidates(
     Retrieval: each side's top CANDIDATES over the corpus, as `rank` gathers them; re-ranking: the
     query's judged documents. Ids are the corpus's external ids.
     """
-    opened = state.indexes.get(name)
+    opened = state.store.get(name)
     query_ids = list(dataset.queries)
     vectors = state.encoder.encode_bulk([dataset.queries[q] for q in query_ids], label="ranking candidates")
     with sessions() as session:
@@ -37,11 +37,11 @@ def live_candidates(
         if mode == "retrieval":
             dense_hits = opened.search_one(vector, CANDIDATES)
             all_hits[query_id] = search_corpus(
-                state.indexes, opened, text, vector, 2 * CANDIDATES, hybrid, dense_hits
+                state.store, opened, text, vector, 2 * CANDIDATES, hybrid, dense_hits
             )
         else:
             ids = [database_id[d] for d in dataset.qrels.get(query_id, {}) if d in database_id]
-            all_hits[query_id] = rerank(state.indexes, opened, text, vector, ids, len(ids), hybrid)
+            all_hits[query_id] = rerank(state.store, opened, text, vector, ids, len(ids), hybrid)
     with sessions() as session:
         corpus = require_corpus(session, name)
         seen = sorted({h.doc_id for hits in all_hits.values() for h in hits})

@@ -37,7 +37,7 @@ def top_k(ids: Sequence[int], scores: np.ndarray, k: int) -> Hits:
 
 
 def filtered_search(
-    indexes: VectorStore,
+    store: VectorStore,
     opened: CorpusVectors,
     sessions: sessionmaker[Session],
     queries: np.ndarray,
@@ -47,7 +47,7 @@ def filtered_search(
     """Top k (id, cosine) per query among the documents matching the filter."""
     ids = matching_ids(sessions, opened.corpus_id, conditions, EXACT_LIMIT + 1)
     if len(ids) <= EXACT_LIMIT:
-        present, vectors = indexes.present_vectors(opened, ids)
+        present, vectors = store.present_vectors(opened, ids)
         scores = queries @ vectors.T if len(present) else np.zeros((len(queries), 0), np.float32)
         return [top_k(present, row, k) for row in scores]
     allowed = set(matching_ids(sessions, opened.corpus_id, conditions))

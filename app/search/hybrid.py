@@ -19,7 +19,7 @@ _FILTERED_POOL = 10  # a filter keeps fewer lexical hits: look this many times d
 
 
 def _complete(
-    indexes: VectorStore,
+    store: VectorStore,
     opened: CorpusVectors,
     query: str,
     vector: np.ndarray,
@@ -30,7 +30,7 @@ def _complete(
     """Both scores of every candidate; a candidate deleted meanwhile (no vector) is left out."""
     missing = [doc_id for doc_id in candidates if doc_id not in dense]
     if missing:
-        present, vectors = indexes.present_vectors(opened, missing)
+        present, vectors = store.present_vectors(opened, missing)
         dense.update(zip(present, (np.asarray(vectors) @ vector).tolist(), strict=True))
     dense = {doc_id: dense[doc_id] for doc_id in candidates if doc_id in dense}
     lexical.update(opened.lexical.scores(query, [d for d in dense if d not in lexical]))
@@ -38,7 +38,7 @@ def _complete(
 
 
 def search_corpus(
-    indexes: VectorStore,
+    store: VectorStore,
     opened: CorpusVectors,
     query: str,
     vector: np.ndarray,
@@ -56,12 +56,12 @@ def search_corpus(
     dense = dict(dense_hits) if how.mode == "hybrid" else {}
     lexical = dict(lexical_hits)
     candidates = list(dict.fromkeys([*dense, *lexical]))
-    dense, lexical = _complete(indexes, opened, query, vector, candidates, dense, lexical)
+    dense, lexical = _complete(store, opened, query, vector, candidates, dense, lexical)
     return fuse(dense, lexical, how, k)
 
 
 def rerank(
-    indexes: VectorStore,
+    store: VectorStore,
     opened: CorpusVectors,
     query: str,
     vector: np.ndarray,
@@ -70,5 +70,5 @@ def rerank(
     how: RankingSetting,
 ) -> list[FusedHit]:
     """The k best of the given candidates (a thread's answers), scored on both sides."""
-    dense, lexical = _complete(indexes, opened, query, vector, candidates, {}, {})
+    dense, lexical = _complete(store, opened, query, vector, candidates, {}, {})
     return fuse(dense, lexical, how, k)

@@ -50,7 +50,7 @@ class DatabaseFollower:
         self._follow_registry()
         state = self.serving.current()
         if state is not None:
-            state.indexes.follow()
+            state.store.follow()
 
     def _follow_registry(self) -> None:
         # The worker that ran an activation swaps and writes the registry; the others notice the

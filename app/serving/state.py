@@ -31,7 +31,7 @@ class ServingState:
     """One model and the indexes built with it; a request reads it once, so it never mixes two models."""
 
     encoder: Encoder
-    indexes: VectorStore
+    store: VectorStore
 
     @property
     def model_version(self) -> str:
@@ -117,7 +117,7 @@ class Serving:
         encoder = encoder or self.load_encoder(spec)
         store = open_store(self.settings, encoder, self.sessions)
         store.open_all(on_corpus)
-        return ServingState(encoder=encoder, indexes=store)
+        return ServingState(encoder=encoder, store=store)
 
     def start(self, state: ServingState) -> None:
         """Serve the first state (the registry's active model at start-up) and record its encoder."""
@@ -135,7 +135,7 @@ class Serving:
         """
         with self._swap_lock, self.write_gate.exclusive():
             # Writes made while the new indexes were being built: catch up before switching.
-            new_state.indexes.follow()
+            new_state.store.follow()
             with transaction(self.sessions) as session:
                 repository = ModelRepository(session)
                 if activate:
@@ -145,7 +145,7 @@ class Serving:
             self._ready.set()
         log.info("now serving model %s", new_state.model_version)
         if activate:
-            new_state.indexes.activated(old.model_version if old is not None else None)
+            new_state.store.activated(old.model_version if old is not None else None)
         if old is not None and old.encoder is not new_state.encoder:
             # Requests that read the old state a moment ago may still be encoding with it.
             retire = threading.Timer(_RETIRE_AFTER_SECONDS, old.encoder.close)
@@ -158,9 +158,9 @@ class Serving:
         if state is None:
             return 0
         written = 0
-        for opened in state.indexes.due(max_changes, max_seconds):
+        for opened in state.store.due(max_changes, max_seconds):
             try:
-                written += state.indexes.checkpoint(opened)
+                written += state.store.checkpoint(opened)
             except Exception:  # noqa: BLE001 - the log still holds every change; try again later
                 log.exception("checkpoint of %s failed", opened.name)
         return written

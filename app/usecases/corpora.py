@@ -81,7 +81,7 @@ class CorpusService:
                 corpus_id = corpus.id
                 repository.delete(corpus)
             if self.service.serving.is_ready():
-                self.service.serving.state().indexes.drop(corpus_id)
+                self.service.serving.state().store.drop(corpus_id)
             else:
                 delete_corpus_snapshots(self.settings.index_dir, corpus_id)
 
@@ -104,7 +104,7 @@ class CorpusService:
         # Shared write gate first, then the state: a model swap can never slip between the two.
         with self.service.serving.write_gate.shared():
             state = self.service.serving.state()
-            opened = state.indexes.get(name)
+            opened = state.store.get(name)
             with opened.lock:
                 return self._upsert_locked(name, inputs, state, opened)
 
@@ -132,19 +132,19 @@ class CorpusService:
             total = CorpusRepository(session).count_documents(corpus)
             vector_of = {item.external_id: vector for item, vector in zip(to_encode, vectors, strict=True)}
             known = {row.id: (row.text_sha256, vector_of[row.external_id]) for row in changed}
-            state.indexes.record_write(session, corpus, previous_mark, known)
+            state.store.record_write(session, corpus, previous_mark, known)
         # Committed: the index follows the log (this write, and any other worker's before it).
-        state.indexes.catch_up(opened, known)
+        state.store.catch_up(opened, known)
         return UpsertCounts(inserted, updated, len(inputs) - inserted - updated, total, state.model_version)
 
     def index_status(self, name: str) -> dict[str, Any]:
         """This worker's index of the corpus: structure, size, memory, checkpoint, recall."""
         state = self.service.serving.state()
-        opened = state.indexes.get(name)
+        opened = state.store.get(name)
         with self.service.sessions() as session:
             corpus = require_corpus(session, name)
             mark = int(corpus.change_seq)
-        return {"model": state.model_version, **state.indexes.describe(opened, mark)}
+        return {"model": state.model_version, **state.store.describe(opened, mark)}
 
     def list_documents(self, name: str, limit: int, after: int) -> tuple[list[Document], int | None]:
         """A page of documents in a stable order, and the cursor of the next page (None at the end).
@@ -192,7 +192,7 @@ class CorpusService:
         """Delete one document and its vector."""
         with self.service.serving.write_gate.shared():
             state = self.service.serving.state()
-            opened = state.indexes.get(name)
+            opened = state.store.get(name)
             with opened.lock:
                 with transaction(self.service.sessions) as session:
                     corpus = require_corpus(session, name, lock=True)
@@ -203,5 +203,5 @@ class CorpusService:
                     previous_mark = int(corpus.change_seq)
                     repository.delete(document)
                     CorpusRepository(session).touch(corpus)
-                    state.indexes.record_write(session, corpus, previous_mark, {})
-                state.indexes.catch_up(opened)
+                    state.store.record_write(session, corpus, previous_mark, {})
+                state.store.catch_up(opened)

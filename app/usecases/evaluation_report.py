@@ -65,7 +65,7 @@ class EvaluationSpec:
 def _corpus_run(state: ServingState, sessions: sessionmaker[Session], spec: EvaluationSpec) -> Run:
     # Rank with the live index, so the numbers are those of what the service actually returns.
     assert spec.corpus is not None
-    opened = state.indexes.get(spec.corpus)
+    opened = state.store.get(spec.corpus)
     query_ids = list(spec.qrels)
     vectors = state.encoder.encode_bulk([spec.queries[q] for q in query_ids], label="evaluation queries")
     with sessions() as session:
@@ -84,7 +84,7 @@ def _corpus_run(state: ServingState, sessions: sessionmaker[Session], spec: Eval
     run: Run = {}
     for query_id, vector in zip(query_ids, vectors, strict=True):
         candidates = [d for d in spec.qrels[query_id] if d in database_ids]
-        matrix = state.indexes.vectors_of(opened, [database_ids[d] for d in candidates])
+        matrix = state.store.vectors_of(opened, [database_ids[d] for d in candidates])
         scores = matrix @ vector if candidates else np.zeros(0)
         run[query_id] = {d: float(s) for d, s in zip(candidates, scores, strict=True)}
     return run

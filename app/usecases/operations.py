@@ -46,7 +46,7 @@ class OperationsService:
                 precision=encoder.precision,
                 encoder=encoder.describe(),
                 encoder_queue=encoder.batcher.queued_texts,
-                indexes={opened.name: opened.size() for opened in state.indexes.opened()},
+                indexes={opened.name: opened.size() for opened in state.store.opened()},
             )
             status = "unavailable" if problem else "ready"
         else:
@@ -73,7 +73,7 @@ class OperationsService:
             "precision": encoder.precision,
         }
         now = datetime.now(UTC)
-        for opened in state.indexes.opened():
+        for opened in state.store.opened():
             if opened.last_checkpoint is not None:
                 age = (now - opened.last_checkpoint).total_seconds()
                 scrape.checkpoint_age_seconds[opened.name] = round(age, 3)

@@ -118,13 +118,11 @@ class RankingService:
         pool = max(k, CANDIDATES)
         allowed: set[int] | None = None
         if conditions:
-            dense_hits = filtered_search(state.indexes, opened, sessions, vector[None, :], pool, conditions)[
-                0
-            ]
+            dense_hits = filtered_search(state.store, opened, sessions, vector[None, :], pool, conditions)[0]
             allowed = set(matching_ids(sessions, opened.corpus_id, conditions))
         else:
             dense_hits = opened.search_one(vector, pool) if how.mode == "hybrid" else []
-        return search_corpus(state.indexes, opened, query, vector, k, how, dense_hits, allowed)
+        return search_corpus(state.store, opened, query, vector, k, how, dense_hits, allowed)
 
     def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
         with self.service.sessions() as session:
@@ -152,7 +150,7 @@ class RankingService:
         if candidates is not None:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
         state = self.service.serving.state()
-        opened = state.indexes.get(corpus_name)
+        opened = state.store.get(corpus_name)
         how = self._mode(corpus_name, requested, state.model_version)
         query_vector = state.encoder.encode([query])
         database_ids = None
@@ -165,14 +163,14 @@ class RankingService:
             if database_ids is None:
                 fused = self._fused_search(opened, query, query_vector[0], k, how, conditions)
             else:
-                fused = rerank(state.indexes, opened, query, query_vector[0], database_ids, k, how)
+                fused = rerank(state.store, opened, query, query_vector[0], database_ids, k, how)
             return Ranking(self._resolve_fused(opened, fused, include_metadata), state.model_version, how)
         if database_ids is not None:
-            scores = state.indexes.vectors_of(opened, database_ids) @ query_vector[0]
+            scores = state.store.vectors_of(opened, database_ids) @ query_vector[0]
             hits = top_k(database_ids, scores, k)
         elif conditions:
             sessions = self.service.sessions
-            hits = filtered_search(state.indexes, opened, sessions, query_vector, k, conditions)[0]
+            hits = filtered_search(state.store, opened, sessions, query_vector, k, conditions)[0]
         else:
             hits = opened.search_one(query_vector[0], k)
         return Ranking(self._resolve(opened, hits, include_metadata), state.model_version, how)
@@ -209,7 +207,7 @@ class RankingService:
             check_text(self.settings, f"texts[{position}]", text)
         state = self.service.serving.state()
         used, source, how = self._duplicate_settings(corpus_name, threshold, requested, state.model_version)
-        opened = state.indexes.get(corpus_name)
+        opened = state.store.get(corpus_name)
         vectors = state.encoder.encode([text for _, text in inputs])
         if how.mode != "dense":
             results = []
@@ -225,7 +223,7 @@ class RankingService:
         # One extra hit per query so that excluding the input's own document still leaves k.
         if conditions:
             sessions = self.service.sessions
-            all_hits = filtered_search(state.indexes, opened, sessions, vectors, k + 1, conditions)
+            all_hits = filtered_search(state.store, opened, sessions, vectors, k + 1, conditions)
         else:
             all_hits = opened.search(vectors, k + 1)
         results = []

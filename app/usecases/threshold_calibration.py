@@ -60,7 +60,7 @@ class CalibrationService:
                 "pairs: need at least one duplicate (label 1) and one non-duplicate (0)", "pairs"
             )
         state = self.service.serving.state()
-        opened = state.indexes.get(corpus_name)
+        opened = state.store.get(corpus_name)
         stored_ids = [p.document_id for p in pairs if p.document_id is not None]
         with self.service.sessions() as session:
             corpus = require_corpus(session, corpus_name)
@@ -73,7 +73,7 @@ class CalibrationService:
         )
         row_of = {text: row for row, text in enumerate(texts)}
         encoded = state.encoder.encode_bulk(texts, label="calibration pairs")
-        stored_vectors = state.indexes.vectors_of(opened, [database_ids[d] for d in stored_ids])
+        stored_vectors = state.store.vectors_of(opened, [database_ids[d] for d in stored_ids])
         stored = dict(zip(stored_ids, stored_vectors, strict=True)) if stored_ids else {}
         scores = np.array(
             [

@@ -72,7 +72,7 @@ def test_a_process_serving_another_model_replays_only_what_it_lacks(writer: Runt
     assert space_rows(writer, other.version)[:2] == (2, 2)
     upsert(writer, {"c3": "The moon landing was staged"})  # written with the serving model only
     assert space_rows(writer, other.version)[:2] == (2, 2)
-    opened = state.indexes.get("claims")  # a request on the other model catches up first
+    opened = state.store.get("claims")  # a request on the other model catches up first
     assert space_rows(writer, other.version)[:2] == (3, 3)
     query = state.encoder.encode(["moon landing staged"])[0]
     hits = dict(opened.search_one(query, 3))
@@ -86,7 +86,7 @@ def test_a_large_space_gets_its_hnsw_graph_and_answers_like_exact_search(
     monkeypatch.setattr(pgvector_maintenance, "HNSW_FROM_ROWS", 30)
     documents = {f"d{i}": f"claim number {i} about topic {i % 7} and place {i % 11}" for i in range(60)}
     upsert(writer, documents)
-    store = writer.state().indexes
+    store = writer.state().store
     opened = store.get("claims")
     assert opened in store.due(10_000, 3600.0)
     assert store.checkpoint(opened)
@@ -106,7 +106,7 @@ def test_an_activation_keeps_the_previous_model_and_drops_older_ones(writer: Run
         assert corpus is not None
         for version in ("retired-model", "previous-model"):
             VectorRepository(session).create_space(corpus.id, version, 8)
-    writer.state().indexes.activated("previous-model")
+    writer.state().store.activated("previous-model")
     with writer.sessions() as session:
         corpus = CorpusRepository(session).get("claims")
         assert corpus is not None
@@ -118,6 +118,6 @@ def test_an_activation_keeps_the_previous_model_and_drops_older_ones(writer: Run
 
 def test_search_results_are_cosines_of_unit_vectors(writer: Runtime) -> None:
     upsert(writer, CLAIMS)
-    opened = writer.state().indexes.get("claims")
-    matrix = writer.state().indexes.vectors_of(opened, [d for d, _ in opened.search_one(np.ones(32), 2)])
+    opened = writer.state().store.get("claims")
+    matrix = writer.state().store.vectors_of(opened, [d for d, _ in opened.search_one(np.ones(32), 2)])
     np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)

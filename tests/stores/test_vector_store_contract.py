@@ -75,26 +75,26 @@ def test_updates_and_deletes_are_searched_at_once(runtime: Runtime) -> None:
 
 def test_stored_vectors_equal_fresh_encodings_and_deleted_ones_are_left_out(runtime: Runtime) -> None:
     state = runtime.state()
-    opened = state.indexes.get("claims")
+    opened = state.store.get("claims")
     with runtime.sessions() as session:
         from app.db.repository import CorpusRepository, DocumentRepository
 
         corpus = CorpusRepository(session).get("claims")
         assert corpus is not None
         ids = DocumentRepository(session, corpus).ids_of(list(CLAIMS))
-    matrix = state.indexes.vectors_of(opened, [ids["c1"], ids["c4"]])
+    matrix = state.store.vectors_of(opened, [ids["c1"], ids["c4"]])
     fresh = state.encoder.encode([CLAIMS["c1"], CLAIMS["c4"]])
     np.testing.assert_allclose(matrix, fresh, atol=1e-5)
     CorpusService(runtime).delete_document("claims", "c4")
-    present, vectors = state.indexes.present_vectors(opened, [ids["c1"], ids["c4"]])
+    present, vectors = state.store.present_vectors(opened, [ids["c1"], ids["c4"]])
     assert present == [ids["c1"]] and vectors.shape == (1, fresh.shape[1])
     with pytest.raises(KeyError):
-        state.indexes.vectors_of(opened, [ids["c4"]])
+        state.store.vectors_of(opened, [ids["c4"]])
 
 
 def test_one_query_and_a_batch_agree(runtime: Runtime) -> None:
     state = runtime.state()
-    opened = state.indexes.get("claims")
+    opened = state.store.get("claims")
     queries = state.encoder.encode(["bleach cures covid", "faked moon landing"])
     batch = opened.search(queries, 3)
     for query, hits in zip(queries, batch, strict=True):
@@ -110,7 +110,7 @@ def test_another_runtime_sees_the_writes_after_following(
     reader = make_runtime()
     serve(reader)
     upsert(runtime, {"c5": "Garlic protects against the virus"})
-    reader.state().indexes.follow()
+    reader.state().store.follow()
     assert "c5" in dict(ranked(reader, "garlic protects you"))
 
 
