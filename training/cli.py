@@ -60,10 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--epochs", type=int, help="epochs of every stage")
     parser.add_argument(
         "--cv",
-        type=int,
-        metavar="K",
-        help="choose settings (the config's cv.grid) and epochs by grouped K-fold cross-validation over "
-        "train + dev pairs, then train the final model on all of them (cv.json, final/)",
+        type=_cv_argument,
+        metavar="K|forward[:K]",
+        help="choose settings (the config's cv.grid) and epochs by cross-validation over train + dev pairs, "
+        "then train the final model on all of them (cv.json, final/): K grouped folds, or 'forward' "
+        "(train on earlier queries, validate on later ones at K cut points, default 3)",
     )
     parser.add_argument("--device", help="auto, cpu, cuda or cuda:N")
     parser.add_argument("--no-progress-bar", action="store_true", help="no tqdm bars on stderr")
@@ -71,6 +72,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--print-config", action="store_true", help="print the resolved config as YAML and exit"
     )
     return parser
+
+
+def _cv_argument(text: str) -> tuple[str, int]:
+    """`--cv` as (scheme, K): `5` is 5 grouped folds, `forward` 3 forward cut points, `forward:4` four."""
+    scheme, _, count = text.partition(":")
+    if scheme.isdigit() and not count:
+        scheme, count = "grouped", scheme
+    if scheme not in ("grouped", "forward") or (count and not count.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected K, forward or forward:K, got {text!r}")
+    folds = int(count) if count else 3
+    if folds < (2 if scheme == "grouped" else 1):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: grouped needs at least 2 folds, forward at least 1 cut point"
+        )
+    return scheme, folds
 
 
 def _pair_labels_are_binary(path: str) -> bool:
@@ -179,10 +195,8 @@ def train(argv: list[str]) -> int:
     from training.trainer import train as run_training
 
     if args.cv is not None:
-        if args.cv < 2:
-            print("pairank train: --cv needs at least 2 folds", file=sys.stderr)
-            return 2
-        config.cv = dataclasses.replace(config.cv or CVConfig(), folds=args.cv)
+        scheme, folds = args.cv
+        config.cv = dataclasses.replace(config.cv or CVConfig(), scheme=scheme, folds=folds)
     try:
         with events_only_stdout() as stream:
             if config.cv is not None:

@@ -60,8 +60,12 @@ class HardNegativesConfig:
 class CVConfig:
     """The `cv:` section: folds, seeds per fold, and a grid of overrides (`--set` paths -> values)."""
 
-    folds: int = 5
+    folds: int = 5  # grouped: K folds; forward: K cut points
     seeds: int = 1
+    # grouped: query groups in K random folds; forward: train on earlier queries (the pairs' order),
+    # validate on later ones (evaluation/forward_splits.py), the estimate that holds for new queries
+    scheme: str = "grouped"
+    min_train: float = 0.4  # forward: the share of the queries before the first cut point
     grid: dict[str, list[Any]] = field(default_factory=dict)
     final: bool = True  # false: only estimate (cv.json), no final model on all pairs (benchmarks)
 
@@ -77,6 +81,10 @@ class DataConfig:
     # the evaluation module renders BEIR documents, so training sees what retrieval ranks.
     document_titles: str | None = None
     limit: int | None = None  # use only the first N pairs (smoke tests)
+    # Self-supervised pairs from a BEIR corpus: each titled document gives (title, text), two views of
+    # one claim, so every document of the corpus trains, not only the labelled ones.
+    view_pairs: str | None = None
+    view_pairs_limit: int | None = None  # at most this many (a seeded sample), None: every titled one
 
 
 @dataclass
@@ -116,6 +124,8 @@ class StageConfig:
     shuffle_params: dict[str, Any] = field(default_factory=dict)
     init: str = "best"  # start from the best checkpoint so far ("best") or the previous stage's last ("last")
     hard_negatives: HardNegativesConfig | None = None  # mined extra document columns (BSC only)
+    # Regularisation toward the base model: the embeddings and the first N transformer layers stay frozen.
+    freeze_layers: int = 0
 
 
 @dataclass
@@ -142,6 +152,8 @@ class TrainConfig:
     dev: DevConfig = field(default_factory=DevConfig)
     stages: list[StageConfig] = field(default_factory=lambda: [StageConfig()])
     cv: CVConfig | None = None  # `pairank train --cv K` or this section: cross-validated selection
+    # WiSE-FT: the saved weights are base + wise_ft * (fine-tuned - base); None (or 1) keeps the fine-tuned
+    wise_ft: float | None = None
 
 
 class ConfigError(ValueError):
@@ -199,7 +211,18 @@ def validate(config: TrainConfig) -> None:
         raise ConfigError(f"dev.kind must be beir|pairs|split|none, got {config.dev.kind!r}")
     if config.dev.task not in {"retrieval", "rerank", "f1", "spearman"}:
         raise ConfigError(f"dev.task must be retrieval|rerank|f1|spearman, got {config.dev.task!r}")
+    if config.cv is not None:
+        if config.cv.scheme not in {"grouped", "forward"}:
+            raise ConfigError(f"cv.scheme must be grouped|forward, got {config.cv.scheme!r}")
+        if not 0 < config.cv.min_train < 1:
+            raise ConfigError(f"cv.min_train must be in (0, 1), got {config.cv.min_train}")
+    if config.wise_ft is not None and not 0 <= config.wise_ft <= 1:
+        raise ConfigError(
+            f"wise_ft must be in [0, 1] (share of the fine-tuned weights), got {config.wise_ft}"
+        )
     for i, stage in enumerate(config.stages):
+        if stage.freeze_layers < 0:
+            raise ConfigError(f"stages.{i}.freeze_layers must be >= 0")
         if stage.epochs < 1 or stage.batch_size < 1 or stage.lr <= 0:
             raise ConfigError(f"stages.{i}: epochs, batch_size and lr must be positive")
         if not 0 <= stage.warmup_ratio < 1:
@@ -303,6 +326,7 @@ def resolve_paths(config: TrainConfig) -> TrainConfig:
     config = copy.deepcopy(config)
     config.data.train_pairs = resolve_data_path(config.data.train_pairs) or ""
     config.data.document_titles = resolve_data_path(config.data.document_titles)
+    config.data.view_pairs = resolve_data_path(config.data.view_pairs)
     if config.data.negatives is not None:
         config.data.negatives.corpus = resolve_data_path(config.data.negatives.corpus)
     config.dev.path = resolve_data_path(config.dev.path)

@@ -1,7 +1,11 @@
-"""`pairank train --cv K`: choose settings and epoch count by grouped K-fold cross-validation, then train
-the final model on every labelled pair.
+"""`pairank train --cv K|forward`: choose settings and epoch count by cross-validation, then train the
+final model on every labelled pair.
 
-All labelled pairs (the training pairs plus the dev set's) are judged by the one rule
+`--cv forward` (cv.scheme: forward) validates forward in time instead of in random folds: the pairs'
+order is their time order, and each of K cut points trains on every earlier query and validates on the
+block after it (evaluation/forward_splits.py); it is the estimate that holds for tomorrow's queries.
+
+Grouped: all labelled pairs (the training pairs plus the dev set's) are judged by the one rule
 (evaluation/judgements.py) and split into K folds whose query groups never straddle two folds (queries
 sharing a relevant document stay together, evaluation/selection.py). For every grid point and seed,
 each fold is held out once: the model trains on the other folds and is scored every epoch on the
@@ -23,6 +27,7 @@ from typing import Any
 import yaml
 
 from evaluation.datasets import LabeledPair, load_beir, load_pairs
+from evaluation.forward_splits import forward_splits
 from evaluation.judgements import judge_pairs, write_beir
 from evaluation.selection import group_folds, query_groups
 from pairank import train_events
@@ -33,7 +38,7 @@ from training.run_folder import EventWriter, dump_json
 
 def labelled_pairs(config: TrainConfig) -> tuple[list[LabeledPair], dict[str, str] | None]:
     """Every labelled pair (train + dev, documents rendered as training sees them) and the dev corpus."""
-    train = load_train_pairs(config.data).as_labeled_pairs(raw=True)
+    train = load_train_pairs(config.data).as_labeled_pairs(raw=True)  # the judged ones: no view pairs
     dev = config.dev
     if dev.kind == "pairs" and dev.path:
         return train + load_pairs(dev.path), None
@@ -47,6 +52,23 @@ def labelled_pairs(config: TrainConfig) -> tuple[list[LabeledPair], dict[str, st
         ]
         return train + judged, data.corpus
     return train, None
+
+
+def fold_splits(
+    pairs: list[LabeledPair], qrels: dict[str, dict[str, int]], queries: dict[str, str], cv: CVConfig
+) -> list[tuple[set[str], set[str]]]:
+    """Per fold, the query texts trained on and those validated on. Grouped: a fold's query groups are
+    held out and all others train; forward: the pairs' order is time, each cut point's block is
+    validated after training on every earlier query (later blocks are not used)."""
+    if cv.scheme == "forward":
+        ordered = list(dict.fromkeys(p.query for p in pairs))
+        return [(set(s.train), set(s.validate)) for s in forward_splits(ordered, cv.folds, cv.min_train)]
+    fold_of_text = {queries[q]: f for q, f in group_folds(query_groups(qrels), cv.folds).items()}
+    texts = {p.query for p in pairs} | set(fold_of_text)  # unjudged queries always train
+    return [
+        (texts - (held := {t for t, f in fold_of_text.items() if f == fold}), held)
+        for fold in range(cv.folds)
+    ]
 
 
 def _grid_points(grid: dict[str, list[Any]]) -> list[dict[str, Any]]:
@@ -89,9 +111,7 @@ def run_cv(
         raise ValueError("--cv needs a ranking dev task (retrieval or rerank)")
     pairs, corpus = labelled_pairs(config)
     everything = judge_pairs(pairs, corpus)
-    fold_of_query = group_folds(query_groups(everything.qrels), cv.folds)
-    query_text = {qid: text for qid, text in everything.queries.items()}
-    fold_of_text = {query_text[q]: f for q, f in fold_of_query.items()}
+    splits = fold_splits(pairs, everything.qrels, everything.queries, cv)
     output.mkdir(parents=True, exist_ok=True)
     scores: dict[str, dict[int, list[float]]] = {}  # point label -> epoch -> fold x seed values
     runs: list[dict[str, Any]] = []
@@ -106,8 +126,9 @@ def run_cv(
                             run=len(runs) + 1, runs=total)  # fmt: skip
             folder = fold_folder(output, point_number, seed_offset, fold)
             folder.mkdir(parents=True, exist_ok=True)
-            held_in = [p for p in pairs if fold_of_text.get(p.query) != fold]
-            held_out = [p for p in pairs if fold_of_text.get(p.query) == fold]
+            trained_on, validated_on = splits[fold]
+            held_in = [p for p in pairs if p.query in trained_on]
+            held_out = [p for p in pairs if p.query in validated_on]
             dev_dir = write_beir(judge_pairs(held_out, corpus, split="dev"), folder / "dev")
             fold_config = _fold_config(
                 config,
@@ -136,6 +157,7 @@ def run_cv(
     best_label, best_epoch = max(trained, key=lambda item: table[item[0]][item[1]]["mean"])
     zero_shot = next(iter(table.values())).get(0)
     summary = {
+        "scheme": cv.scheme,
         "folds": cv.folds,
         "seeds": cv.seeds,
         "metric": config.dev.metric,

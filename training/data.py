@@ -87,6 +87,37 @@ def load_train_pairs(config: DataConfig) -> PairSet:
     return result
 
 
+def view_pairs(corpus: str, limit: int | None, seed: int) -> list[tuple[str, str]]:
+    """(title, text) of each titled document of a BEIR corpus: two views of one document, a seeded sample
+    of `limit` of them when set."""
+    path = _corpus_file(corpus)
+    bare, titled = read_texts(path), read_texts(path, with_title=True)
+    views = [
+        (titled[doc_id][: len(titled[doc_id]) - len(text)].strip(), text)
+        for doc_id, text in bare.items()
+        if titled[doc_id] != text
+    ]
+    if limit is not None and limit < len(views):
+        chosen = np.random.default_rng(seed).choice(len(views), size=limit, replace=False)
+        views = [views[i] for i in sorted(chosen.tolist())]
+    return views
+
+
+def with_view_pairs(pairs: PairSet, config: DataConfig, seed: int) -> PairSet:
+    """The pairs plus the corpus's self-supervised (title, text) pairs (label 1) when configured."""
+    if not config.view_pairs:
+        return pairs
+    views = view_pairs(config.view_pairs, config.view_pairs_limit, seed)
+    top = float(config.label_range[1]) if config.label_range else 1.0
+    return PairSet(
+        firsts=pairs.firsts + [title for title, _ in views],
+        seconds=pairs.seconds + [text for _, text in views],
+        labels=np.concatenate([pairs.labels, np.ones(len(views), dtype=pairs.labels.dtype)]),
+        raw_labels=np.concatenate([pairs.raw_labels, np.full(len(views), top)]),
+        negatives=None if pairs.negatives is None else pairs.negatives + [[] for _ in views],
+    )
+
+
 def add_titles(texts: list[str], corpus: str) -> list[str]:
     """Prefix the corpus title to each text that is a document of the corpus (`title text`, as BEIR)."""
     path = _corpus_file(corpus)

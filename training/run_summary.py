@@ -12,10 +12,11 @@ from pairank import train_events
 from pairank.models import ModelSpec, file_sha256, folder_weights_sha256, load_sentence_transformer
 from training.config import TrainConfig
 from training.plots import plot_training_curves
+from training.regularize import interpolate_state
 from training.run_folder import MODEL_DIR, RunFolder, dump_json
 
 if TYPE_CHECKING:
-    from training.trainer import RunState
+    from training.run_state import RunState
 
 
 def model_id_for(config_name: str, timestamp: str) -> str:
@@ -94,7 +95,11 @@ def finish_run(
     model = load_sentence_transformer(spec, device="cpu")
     if config.max_seq_length:
         model.max_seq_length = config.max_seq_length
-    model.load_state_dict(best.state)
+    # WiSE-FT: the weights saved lie between the base model's (just loaded) and the fine-tuned ones.
+    weights = best.state
+    if config.wise_ft is not None:
+        weights = interpolate_state(model.state_dict(), best.state, config.wise_ft)
+    model.load_state_dict(weights)
 
     def save(path: str) -> None:
         model.save(path)

@@ -20,10 +20,11 @@ from training.hard_negatives import mine_hard_negatives
 from training.loop import StepContext, resolve_amp, train_epoch
 from training.losses import build_loss
 from training.optim import AdamW, build_scheduler, param_groups
+from training.regularize import freeze_lower_layers
 from training.shuffling import build_batch_order
 
 if TYPE_CHECKING:
-    from training.trainer import RunState
+    from training.run_state import RunState
 
 
 def steps_per_epoch(n_pairs: int, batch_size: int, world_size: int) -> int:
@@ -40,6 +41,7 @@ def build_stage_loss(stage: StageConfig, model: Any, dist: D.DistInfo) -> torch.
 
 def step_context(state: RunState, stage: StageConfig, model: Any, n_pairs: int) -> StepContext:
     """Loss, AdamW (its own group for a trainable temperature), warm-up schedule and AMP for a stage."""
+    freeze_lower_layers(model, stage.freeze_layers)  # before the optimizer: it takes trainable ones only
     loss_fn = build_stage_loss(stage, model, state.dist).to(state.device)
     extra = list(getattr(loss_fn, "extra_parameters", list)())
     temperatures = list(getattr(loss_fn, "temperature_parameters", list)())

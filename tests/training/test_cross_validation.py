@@ -82,3 +82,31 @@ def test_cli_rejects_one_fold(setup: dict[str, Path], tmp_path: Path) -> None:
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert result.returncode == 2 and "at least 2 folds" in result.stderr
+
+
+def test_forward_cross_validation_trains_on_earlier_queries_only(
+    setup: dict[str, Path], tmp_path: Path
+) -> None:
+    torch.set_num_threads(1)
+    train_config = config_from_dict(tiny_raw_config(setup, epochs=1))
+    pairs, _ = labelled_pairs(train_config)
+    order = list(dict.fromkeys(p.query for p in pairs))
+    cv = CVConfig(folds=2, seeds=1, scheme="forward", min_train=0.5, final=False)
+    summary = run_cv(train_config, cv, tmp_path / "cv")
+    assert summary["scheme"] == "forward" and len(summary["runs"]) == 2
+    for fold in range(2):
+        folder = tmp_path / "cv" / "folds" / f"p0-s0-f{fold}"
+        trained = {json.loads(line)["query"] for line in (folder / "train.jsonl").read_text().splitlines()}
+        validated = [
+            json.loads(line)["text"] for line in (folder / "dev" / "queries.jsonl").read_text().splitlines()
+        ]
+        assert max(order.index(q) for q in trained) < min(order.index(q) for q in validated)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"), [("5", ("grouped", 5)), ("forward", ("forward", 3)), ("forward:4", ("forward", 4))]
+)
+def test_cli_cv_argument(value: str, expected: tuple[str, int]) -> None:
+    from training.cli import _cv_argument
+
+    assert _cv_argument(value) == expected
