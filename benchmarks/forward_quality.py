@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import command_line, machine  # noqa: E402
 from cv_quality import DATASETS, SETTINGS, Dataset  # noqa: E402
+from forward_rerank import reranked_scores, split_means  # noqa: E402
 
 from evaluation.datasets import load_beir  # noqa: E402
 from evaluation.forward_splits import forward_splits, unseen_queries  # noqa: E402
@@ -54,7 +55,9 @@ LEVERS: dict[str, list[str]] = {
     "lr 1e-5, 1 epoch": ["stages.0.lr=1e-5", "stages.0.epochs=1"],
     "freeze 4 of 6 layers": ["stages.0.freeze_layers=4"],
     "+ title/text views": ["data.view_pairs={data}/{corpus}", "data.view_pairs_limit=2000"],
+    "cross-encoder re-ranker": [],  # trained by forward_rerank.py, not by the bi-encoder trainer
 }
+CROSS_ENCODER = "cross-encoder re-ranker"
 WISE = (0.3, 0.5, 0.7)  # share of the fine-tuned weights, interpolated from the config's model
 TITLED = {"pfcc": "pfcc_snopes/corpus.jsonl"}  # datasets whose documents have titles (view pairs)
 # The cross-validated settings plus heavier lexical weights: a fine-tuned model may want another blend.
@@ -109,15 +112,14 @@ def score(encode: Any, folder: Path, dataset: Dataset) -> dict[str, dict[str, di
     data = load_beir(folder / "dev", "dev")
     unseen = set(json.loads((folder / "unseen.json").read_text()))
     candidates = candidate_scores(encode, data, dataset.task, pool=100)  # type: ignore[arg-type]
-    result = {}
-    for label, setting in FORWARD_SETTINGS.items():
-        report = evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=list(dataset.metrics))
-        subset = [values for q, values in report.per_query.items() if q in unseen]
-        result[label] = {
-            "all": report.means,
-            "unseen": {m: statistics.fmean(v[m] for v in subset) for m in dataset.metrics} if subset else {},
-        }
-    return result
+    return {
+        label: split_means(
+            evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=list(dataset.metrics)),
+            unseen,
+            dataset.metrics,
+        )
+        for label, setting in FORWARD_SETTINGS.items()
+    }
 
 
 def train_lever(raw: dict[str, Any], folder: Path, overrides: list[str], seed: int) -> Path:
@@ -168,6 +170,18 @@ def unit(job: dict[str, Any]) -> list[dict[str, Any]]:
         scored("zero-shot", "default", cut_dir / "zero_shot_scores.json")
         return rows
     for lever in job["levers"]:
+        if lever == CROSS_ENCODER:
+            folder = cut_dir / f"s{job['seed']}" / "cross_encoder"
+            cache = folder.parent / "cross_encoder_scores.json"
+            if not cache.exists():
+                default = DEFAULT_SETTING[job["dataset"]]
+                scores = reranked_scores(cut_dir, folder, FORWARD_SETTINGS[default], f"zero-shot {default}",
+                                         dataset.task, dataset.metrics, job["seed"], device)  # fmt: skip
+                cache.write_text(json.dumps(scores))
+            rows.append({"cut": job["cut"], "seed": job["seed"], "model": CROSS_ENCODER,
+                         "scores": json.loads(cache.read_text())})  # fmt: skip
+            print(f"cut {job['cut']} seed {job['seed']} {lever}: done", flush=True)
+            continue
         overrides = [o.format(data=job["data"], corpus=TITLED.get(job["dataset"], "")) for o in LEVERS[lever]]
         folder = cut_dir / f"s{job['seed']}" / lever.replace(" ", "_").replace(",", "").replace("/", "-")
         run = train_lever(job["raw"], folder, overrides + [f"device={device or 'auto'}"], job["seed"])
