@@ -285,11 +285,14 @@ def main(argv: list[str] | None = None) -> int:
             rows = [row for result in pool.map(unit, jobs) for row in result]
     else:
         rows = [row for job in jobs for row in unit(job)]
+    runs: list[dict[str, Any]] = []
+    levers_run = list(levers)
     if args.add and output.exists():  # a later run adds levers or settings: its rows replace the same ones
         fresh = {(r["cut"], r["seed"], r["model"]) for r in rows}
         earlier = json.loads(output.read_text())
         rows = [r for r in earlier["rows"] if (r["cut"], r["seed"], r["model"]) not in fresh] + rows
         levers = list(dict.fromkeys([*earlier["levers"], *levers]))
+        runs = earlier.get("runs", [])
         wise = sorted({*earlier["wise"], *wise})
     document = {
         "dataset": args.dataset, "config": dataset.config, "metrics": list(dataset.metrics),
@@ -299,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
         "epochs": raw["stages"][0]["epochs"], "machine": machine_with_gpu(),
         "command": command_line("forward_quality.py", argv),
         "seconds": round(time.perf_counter() - started, 1), "rows": rows,
+        "runs": [*runs, {"command": command_line("forward_quality.py", argv), "levers": levers_run,
+                         "seconds": round(time.perf_counter() - started, 1)}],
         "table": summarise(rows, dataset.metrics, DEFAULT_SETTING[args.dataset]),
     }  # fmt: skip
     output.write_text(json.dumps(document, indent=2) + "\n")
