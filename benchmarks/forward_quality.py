@@ -22,10 +22,8 @@ finished models.
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing
-import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -34,7 +32,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import command_line, machine  # noqa: E402
-from cv_quality import DATASETS, SETTINGS, Dataset  # noqa: E402
+from cv_quality import DATASETS, SETTINGS, Dataset, dataset_arguments, spread_table  # noqa: E402
 from forward_rerank import reranked_scores, split_means  # noqa: E402
 
 from evaluation.datasets import load_beir  # noqa: E402
@@ -204,22 +202,11 @@ def summarise(rows: list[dict[str, Any]], metrics: tuple[str, ...], default: str
             for part, values in parts.items():
                 if not values:
                     continue
-                entry = table.setdefault(f"{row['model']} / {setting} / {part}", {"v": [], "g": []})
-                entry["v"].append(values)
-                entry["g"].append({m: values[m] - base[(row["cut"], part)][m] for m in metrics})
+                entry = table.setdefault(f"{row['model']} / {setting} / {part}", {"values": [], "gains": []})
+                entry["values"].append(values)
+                entry["gains"].append({m: values[m] - base[(row["cut"], part)][m] for m in metrics})
 
-    def spread(items: list[dict[str, float]], metric: str) -> dict[str, float]:
-        xs = [item[metric] for item in items]
-        return {"mean": statistics.fmean(xs), "std": statistics.stdev(xs) if len(xs) > 1 else 0.0}
-
-    return {
-        label: {
-            "n": len(e["v"]),
-            **{m: spread(e["v"], m) for m in metrics},
-            "gain": {m: spread(e["g"], m) for m in metrics},
-        }
-        for label, e in table.items()
-    }
+    return spread_table(table, metrics)
 
 
 def machine_with_gpu() -> dict[str, Any]:
@@ -234,12 +221,7 @@ def machine_with_gpu() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Train every lever at every cut point and seed, score them, write the dataset's forward JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default="pfcc")
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--work", type=Path, help="default: data/bench/forward_DATASET")
-    parser.add_argument("--output", type=Path, help="default: benchmarks/forward_quality_DATASET.json")
-    parser.add_argument("--seeds", type=int, default=3)
+    parser = dataset_arguments(__doc__, "forward_quality_DATASET", seeds=3)
     parser.add_argument("--cuts", type=int, default=3)
     parser.add_argument("--min-train", type=float, default=0.4)
     parser.add_argument("--epochs", type=int, help="default: the config's")
