@@ -196,4 +196,3 @@ def load_reranker(path: Path | str, device: str = "cpu", max_length: int | None 
     if (folder / MODEL_DIR / "config.json").exists():
         folder = folder / MODEL_DIR
     return CrossEncoder(str(folder), device=device, max_length=max_length)
-
