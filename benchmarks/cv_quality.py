@@ -28,6 +28,7 @@ import json
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,14 @@ def summarise(rows: list[dict[str, Any]], metrics: tuple[str, ...]) -> dict[str,
                 entry["values"].append(values)
                 entry["gains"].append({m: values[m] - base[m] for m in metrics})
 
+    return spread_table(table, metrics)
+
+
+def spread_table(
+    table: dict[str, dict[str, list[dict[str, float]]]], metrics: Sequence[str]
+) -> dict[str, Any]:
+    """Per label: n, mean +- sd of each metric over its `values`, and of its paired `gains`."""
+
     def spread(items: list[dict[str, float]], metric: str) -> dict[str, float]:
         xs = [item[metric] for item in items]
         return {"mean": statistics.fmean(xs), "std": statistics.stdev(xs) if len(xs) > 1 else 0.0}
@@ -133,14 +142,20 @@ def summarise(rows: list[dict[str, Any]], metrics: tuple[str, ...]) -> dict[str,
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Cross-validate the fine-tuning configs, score every fold every way, write the dataset's JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def dataset_arguments(doc: str | None, stem: str, seeds: int) -> argparse.ArgumentParser:
+    """The arguments the quality benchmarks share: dataset, data folder, work folder, output, seeds."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--dataset", choices=sorted(DATASETS), default="pfcc")
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--work", type=Path, help="default: data/bench/cv_quality[_DATASET]")
-    parser.add_argument("--output", type=Path, help="default: benchmarks/cv_quality[_DATASET].json")
-    parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--work", type=Path, help=f"default: data/bench/{stem}")
+    parser.add_argument("--output", type=Path, help=f"default: benchmarks/{stem}.json")
+    parser.add_argument("--seeds", type=int, default=seeds)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Cross-validate the fine-tuning configs, score every fold every way, write the dataset's JSON."""
+    parser = dataset_arguments(__doc__, "cv_quality[_DATASET]", seeds=1)
     parser.add_argument("--first-seed", type=int, default=0, help="train seeds 42+N, 42+N+1, ...")
     parser.add_argument("--add", action="store_true", help="keep --output's rows of other seeds")
     parser.add_argument("--folds", type=int, default=5)

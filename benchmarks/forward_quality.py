@@ -22,10 +22,8 @@ finished models.
 
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing
-import statistics
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -34,7 +32,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import command_line, machine  # noqa: E402
-from cv_quality import DATASETS, SETTINGS, Dataset  # noqa: E402
+from cv_quality import DATASETS, SETTINGS, Dataset, dataset_arguments, spread_table  # noqa: E402
+from forward_rerank import reranked_scores, split_means  # noqa: E402
 
 from evaluation.datasets import load_beir  # noqa: E402
 from evaluation.forward_splits import forward_splits, unseen_queries  # noqa: E402
@@ -54,7 +53,9 @@ LEVERS: dict[str, list[str]] = {
     "lr 1e-5, 1 epoch": ["stages.0.lr=1e-5", "stages.0.epochs=1"],
     "freeze 4 of 6 layers": ["stages.0.freeze_layers=4"],
     "+ title/text views": ["data.view_pairs={data}/{corpus}", "data.view_pairs_limit=2000"],
+    "cross-encoder re-ranker": [],  # trained by forward_rerank.py, not by the bi-encoder trainer
 }
+CROSS_ENCODER = "cross-encoder re-ranker"
 WISE = (0.3, 0.5, 0.7)  # share of the fine-tuned weights, interpolated from the config's model
 TITLED = {"pfcc": "pfcc_snopes/corpus.jsonl"}  # datasets whose documents have titles (view pairs)
 # The cross-validated settings plus heavier lexical weights: a fine-tuned model may want another blend.
@@ -109,15 +110,14 @@ def score(encode: Any, folder: Path, dataset: Dataset) -> dict[str, dict[str, di
     data = load_beir(folder / "dev", "dev")
     unseen = set(json.loads((folder / "unseen.json").read_text()))
     candidates = candidate_scores(encode, data, dataset.task, pool=100)  # type: ignore[arg-type]
-    result = {}
-    for label, setting in FORWARD_SETTINGS.items():
-        report = evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=list(dataset.metrics))
-        subset = [values for q, values in report.per_query.items() if q in unseen]
-        result[label] = {
-            "all": report.means,
-            "unseen": {m: statistics.fmean(v[m] for v in subset) for m in dataset.metrics} if subset else {},
-        }
-    return result
+    return {
+        label: split_means(
+            evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=list(dataset.metrics)),
+            unseen,
+            dataset.metrics,
+        )
+        for label, setting in FORWARD_SETTINGS.items()
+    }
 
 
 def train_lever(raw: dict[str, Any], folder: Path, overrides: list[str], seed: int) -> Path:
@@ -168,6 +168,18 @@ def unit(job: dict[str, Any]) -> list[dict[str, Any]]:
         scored("zero-shot", "default", cut_dir / "zero_shot_scores.json")
         return rows
     for lever in job["levers"]:
+        if lever == CROSS_ENCODER:
+            folder = cut_dir / f"s{job['seed']}" / "cross_encoder"
+            cache = folder.parent / "cross_encoder_scores.json"
+            if not cache.exists():
+                default = DEFAULT_SETTING[job["dataset"]]
+                scores = reranked_scores(cut_dir, folder, FORWARD_SETTINGS[default], f"zero-shot {default}",
+                                         dataset.task, dataset.metrics, job["seed"], device)  # fmt: skip
+                cache.write_text(json.dumps(scores))
+            rows.append({"cut": job["cut"], "seed": job["seed"], "model": CROSS_ENCODER,
+                         "scores": json.loads(cache.read_text())})  # fmt: skip
+            print(f"cut {job['cut']} seed {job['seed']} {lever}: done", flush=True)
+            continue
         overrides = [o.format(data=job["data"], corpus=TITLED.get(job["dataset"], "")) for o in LEVERS[lever]]
         folder = cut_dir / f"s{job['seed']}" / lever.replace(" ", "_").replace(",", "").replace("/", "-")
         run = train_lever(job["raw"], folder, overrides + [f"device={device or 'auto'}"], job["seed"])
@@ -190,22 +202,11 @@ def summarise(rows: list[dict[str, Any]], metrics: tuple[str, ...], default: str
             for part, values in parts.items():
                 if not values:
                     continue
-                entry = table.setdefault(f"{row['model']} / {setting} / {part}", {"v": [], "g": []})
-                entry["v"].append(values)
-                entry["g"].append({m: values[m] - base[(row["cut"], part)][m] for m in metrics})
+                entry = table.setdefault(f"{row['model']} / {setting} / {part}", {"values": [], "gains": []})
+                entry["values"].append(values)
+                entry["gains"].append({m: values[m] - base[(row["cut"], part)][m] for m in metrics})
 
-    def spread(items: list[dict[str, float]], metric: str) -> dict[str, float]:
-        xs = [item[metric] for item in items]
-        return {"mean": statistics.fmean(xs), "std": statistics.stdev(xs) if len(xs) > 1 else 0.0}
-
-    return {
-        label: {
-            "n": len(e["v"]),
-            **{m: spread(e["v"], m) for m in metrics},
-            "gain": {m: spread(e["g"], m) for m in metrics},
-        }
-        for label, e in table.items()
-    }
+    return spread_table(table, metrics)
 
 
 def machine_with_gpu() -> dict[str, Any]:
@@ -220,12 +221,7 @@ def machine_with_gpu() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Train every lever at every cut point and seed, score them, write the dataset's forward JSON."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default="pfcc")
-    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
-    parser.add_argument("--work", type=Path, help="default: data/bench/forward_DATASET")
-    parser.add_argument("--output", type=Path, help="default: benchmarks/forward_quality_DATASET.json")
-    parser.add_argument("--seeds", type=int, default=3)
+    parser = dataset_arguments(__doc__, "forward_quality_DATASET", seeds=3)
     parser.add_argument("--cuts", type=int, default=3)
     parser.add_argument("--min-train", type=float, default=0.4)
     parser.add_argument("--epochs", type=int, help="default: the config's")
@@ -271,11 +267,14 @@ def main(argv: list[str] | None = None) -> int:
             rows = [row for result in pool.map(unit, jobs) for row in result]
     else:
         rows = [row for job in jobs for row in unit(job)]
+    runs: list[dict[str, Any]] = []
+    levers_run = list(levers)
     if args.add and output.exists():  # a later run adds levers or settings: its rows replace the same ones
         fresh = {(r["cut"], r["seed"], r["model"]) for r in rows}
         earlier = json.loads(output.read_text())
         rows = [r for r in earlier["rows"] if (r["cut"], r["seed"], r["model"]) not in fresh] + rows
         levers = list(dict.fromkeys([*earlier["levers"], *levers]))
+        runs = earlier.get("runs", [])
         wise = sorted({*earlier["wise"], *wise})
     document = {
         "dataset": args.dataset, "config": dataset.config, "metrics": list(dataset.metrics),
@@ -285,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         "epochs": raw["stages"][0]["epochs"], "machine": machine_with_gpu(),
         "command": command_line("forward_quality.py", argv),
         "seconds": round(time.perf_counter() - started, 1), "rows": rows,
+        "runs": [*runs, {"command": command_line("forward_quality.py", argv), "levers": levers_run,
+                         "seconds": round(time.perf_counter() - started, 1)}],
         "table": summarise(rows, dataset.metrics, DEFAULT_SETTING[args.dataset]),
     }  # fmt: skip
     output.write_text(json.dumps(document, indent=2) + "\n")

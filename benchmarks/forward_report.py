@@ -29,7 +29,14 @@ def render(document: dict[str, Any]) -> str:
         f"(`{document['config']}.yaml`, {document['epochs']} epochs), each block ranked against "
         f"{document['ranked_against']}. Trained on "
         f"-> validated on: {cuts}. Ran in {document['seconds'] / 60:.0f} min on "
-        f"{machine.get('gpu') or machine.get('cpu_model', 'CPU')}: `{document['command']}`.",
+        f"{machine.get('gpu') or machine.get('cpu_model', 'CPU')}, in these runs:",
+        "",
+        *(
+            f"- {', '.join(run['levers'])} ({run['seconds'] / 60:.1f} min): `{run['command']}`"
+            for run in document.get(
+                "runs", [{"levers": [], "seconds": document["seconds"], "command": document["command"]}]
+            )
+        ),  # fmt: skip
         "",
         f"Gains are paired per cut point and seed against the product default, zero-shot "
         f"{document['default']}; **(>2 sd)** marks a gain above twice its spread.",
