@@ -243,6 +243,7 @@ def copy_rows(
     rows: Iterable[tuple[int, str, np.ndarray]],
 ) -> int:
     """Bulk-write (document id, text hash, vector) rows through COPY into a staging table; returns rows."""
+    _register(session)  # COPY's binary `vector` type: this pooled connection may not know it yet
     raw = session.connection().connection.driver_connection
     assert raw is not None
     session.execute(

@@ -121,3 +121,26 @@ def test_search_results_are_cosines_of_unit_vectors(writer: Runtime) -> None:
     opened = writer.state().store.get("claims")
     matrix = writer.state().store.vectors_of(opened, [d for d, _ in opened.search_one(np.ones(32), 2)])
     np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+
+
+def test_copy_rows_works_on_a_connection_no_repository_has_touched(writer: Runtime) -> None:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.orm import Session
+
+    from app.db.engine import transaction
+    from app.db.vector_repository import copy_rows
+
+    upsert(writer, {"c1": "5G towers spread the coronavirus"})
+    with writer.sessions() as session:
+        corpus = CorpusRepository(session).get("claims")
+        assert corpus is not None
+        space = VectorRepository(session).space(corpus.id, writer.serving.state().model_version)
+        assert space is not None
+        document_id = session.execute(text("SELECT id FROM documents WHERE external_id = 'c1'")).scalar_one()
+    # A fresh engine: its first connection has never registered pgvector's types.
+    engine = create_engine(writer.settings.resolved_database_url)
+    try:
+        with transaction(lambda: Session(engine)) as session:
+            assert copy_rows(session, space, [(document_id, "x" * 64, np.ones(space.dimension))]) == 1
+    finally:
+        engine.dispose()
