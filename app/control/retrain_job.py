@@ -21,6 +21,7 @@ from app.control.gate_cv import FORWARD_MIN_TRAIN, cross_validated_gate
 from app.control.job_context import JobContext, Outcome
 from app.control.pair_export import ExportedPair, read_pairs, write_pairs
 from app.control.training_process import TrainingProcess, describe_exit
+from app.db.blob_store import cached_input
 from app.db.models import utcnow
 from app.db.repository import CorpusRepository, DocumentRepository
 from app.search.ranking_setting import ranking_record
@@ -75,7 +76,7 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
         "base_model": params.base_model,
         "max_seq_length": params.max_seq_length,
         "seed": params.seed,
-        "data": {"train_pairs": str(job_dir / "train_pairs.jsonl")},
+        "data": {"train_pairs": str(job_dir / TRAIN_PAIRS)},
         "dev": {
             "kind": "beir",
             "path": str(job_dir / DEV_FOLDER),
@@ -112,6 +113,10 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
     return config
 
 
+TRAIN_PAIRS, DEV_PAIRS = "train_pairs.jsonl", "dev_pairs.jsonl"
+INPUTS = (TRAIN_PAIRS, DEV_PAIRS)  # a retraining job's inputs, stored with the job (app/db/blob_store.py)
+
+
 def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
     """(the job's input folder: pairs and config; the training run's output folder)."""
     return data_dir / "jobs" / job_id, data_dir / "models" / job_id
@@ -120,12 +125,25 @@ def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
 def stage_inputs(
     job_dir: Path, params: RetrainParams, train: list[ExportedPair], dev: list[ExportedPair]
 ) -> None:
-    """Write the pairs and the training config a job will run on (exported once, at submission)."""
+    """Write the pairs and the training config a job runs on into a local job folder."""
     job_dir.mkdir(parents=True, exist_ok=True)
-    write_pairs(job_dir / "train_pairs.jsonl", train)
-    write_pairs(job_dir / "dev_pairs.jsonl", dev)
+    write_pairs(job_dir / TRAIN_PAIRS, train)
+    write_pairs(job_dir / DEV_PAIRS, dev)
+    write_config(job_dir, params, dev)
+
+
+def write_config(job_dir: Path, params: RetrainParams, dev: list[ExportedPair]) -> None:
+    """The job's `pairank train` config, with this machine's paths."""
     config = training_config(params, job_dir, dev)
     (job_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def fetch_inputs(service: ServiceContext, job_id: str, job_dir: Path) -> None:
+    """The job's pairs from the database into this worker's job folder (a verified cache): the job was
+    submitted through any process, on any machine."""
+    with service.sessions() as session:
+        for name in INPUTS:
+            cached_input(session, job_id, name, job_dir)
 
 
 def run_retrain(service: ServiceContext, context: JobContext) -> Outcome:
@@ -157,7 +175,9 @@ class RetrainRun:
 
     def _run_stages(self) -> Outcome:
         context = self.context
-        dev = read_pairs(self.job_dir / "dev_pairs.jsonl")
+        fetch_inputs(self.service, context.job_id, self.job_dir)
+        dev = read_pairs(self.job_dir / DEV_PAIRS)
+        write_config(self.job_dir, self.params, dev)
         config = yaml.safe_load((self.job_dir / "config.yaml").read_text())
         gate_set = self._gate_dataset(dev)
         write_beir(gate_set.dataset, self.job_dir / DEV_FOLDER)  # the trainer's dev set is the gate's

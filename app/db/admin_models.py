@@ -8,8 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.models import Base, utcnow
-from app.db.types import UtcDateTime
+from app.db.models import Base, UtcDateTime, utcnow
 
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 UNFINISHED_JOB_STATUSES = ("queued", "running")

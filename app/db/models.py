@@ -9,6 +9,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     CheckConstraint,
+    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -17,11 +18,35 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
-
-from app.db.types import UtcDateTime
+from sqlalchemy.types import TypeDecorator
 
 CORPUS_KINDS = ("claim", "answer", "question")
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every database.
+
+    PostgreSQL keeps the zone; SQLite stores text without one and hands back naive datetimes, which
+    would serialize without the `Z` that RFC 3339 needs. Values are stored in UTC and always read back
+    as aware UTC datetimes.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        """Store aware values converted to UTC; naive ones are taken as UTC already."""
+        if value is None:
+            return None
+        return value.astimezone(UTC) if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        """Read back an aware UTC datetime."""
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def utcnow() -> datetime:

@@ -1,17 +1,19 @@
 """Bulk imports: a JSON-lines file of documents upserted by a background job, resumable.
 
-The upload is stored under `<data dir>/imports/<job id>.jsonl`. The job first validates every line
+The upload is stored in the database with its job (app/db/blob_store.py), so any worker on any machine
+runs it; a worker keeps a verified local copy under `<data dir>/imports/<job id>/`. The job first
+validates every line
 (nothing is written if any line is bad: the error names the line), then upserts the documents in
 chunks of `PAIRANK_MAX_DOCUMENTS_PER_REQUEST` through the normal write path, recording after each
 committed chunk how many lines are done. A job that fails, is cancelled or is interrupted resumes from
-that count (`POST .../imports/{id}/resume`); upserts are idempotent, so nothing is doubled. A job worker
-runs it; the upload must be on a folder the workers share (the data volume).
+that count (`POST .../imports/{id}/resume`); upserts are idempotent, so nothing is doubled.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import shutil
 import uuid
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from app.control.job_context import JobContext, Outcome
 from app.control.job_queue import JobService
 from app.core.errors import ConflictError, InvalidInputError, NotFoundError
 from app.db.admin_models import Job
+from app.db.blob_store import BlobRepository, cached_input
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.job_repository import JobRepository
@@ -32,6 +35,7 @@ from app.usecases.corpora import CorpusService
 
 log = logging.getLogger(__name__)
 KIND = job_kinds.IMPORT
+UPLOAD = "upload.jsonl"  # the job input holding the uploaded file
 Row = tuple[str, str, dict[str, Any] | None, bool]  # id, text, metadata, metadata given
 
 
@@ -59,12 +63,14 @@ class ImportService:
             raise
         size = upload.stat().st_size
         job_id = str(uuid.uuid4())
-        path = self.folder / f"{job_id}.jsonl"
-        upload.rename(path)
-        with transaction(self.service.sessions) as session:
-            job = JobRepository(session).add(job_id, KIND, name, {"file": path.name, "bytes": size})
-            job.progress = {"stage": "queued", "done": 0}
-            return job
+        try:
+            with transaction(self.service.sessions) as session:
+                job = JobRepository(session).add(job_id, KIND, name, {"file": UPLOAD, "bytes": size})
+                job.progress = {"stage": "queued", "done": 0}
+                BlobRepository(session).add_input(job_id, UPLOAD, upload)
+                return job
+        finally:
+            upload.unlink(missing_ok=True)
 
     def get(self, name: str, job_id: str) -> Job:
         """One import job of a corpus."""
@@ -85,8 +91,9 @@ class ImportService:
             raise ConflictError(
                 f"import {job_id} is {info.status}; only a failed or cancelled one resumes", "id"
             )
-        if not (self.folder / str(info.params["file"])).is_file():
-            raise ConflictError(f"import {job_id}: its uploaded file is gone; upload it again", "id")
+        with self.service.sessions() as session:
+            if UPLOAD not in BlobRepository(session).inputs(job_id):
+                raise ConflictError(f"import {job_id}: its uploaded file is gone; upload it again", "id")
         with transaction(self.service.sessions) as session:
             JobRepository(session).requeue(job_id)
             job = JobRepository(session).get(job_id)
@@ -96,12 +103,17 @@ class ImportService:
 
 def run_import(service: ServiceContext, context: JobContext) -> Outcome:
     """The `import` job: validate every line, then upsert chunk by chunk from where it stopped."""
-    path = service.settings.data_dir / "imports" / str(context.params["file"])
-    if not path.is_file():
-        raise ConflictError(f"import {context.job_id}: its uploaded file is gone; upload it again", "id")
+    cache = service.settings.data_dir / "imports" / context.job_id
+    try:
+        with service.sessions() as session:
+            path = cached_input(session, context.job_id, UPLOAD, cache)
+    except FileNotFoundError as error:
+        raise ConflictError(
+            f"import {context.job_id}: its uploaded file is gone; upload it again", "id"
+        ) from error
     job = ImportJob(service, context, path)
     progress = job.run()
-    path.unlink(missing_ok=True)
+    shutil.rmtree(cache, ignore_errors=True)
     return Outcome({"progress": {**progress, "stage": "done"}})
 
 

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-import shutil
+import tempfile
 import uuid
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from app.control import gate_cv, job_kinds
-from app.control.retrain_job import RetrainParams, job_paths, stage_inputs
+from app.control.pair_export import write_pairs
+from app.control.retrain_job import DEV_PAIRS, TRAIN_PAIRS, RetrainParams
 from app.core.defaults import default_gate_metric
 from app.core.errors import InvalidInputError
 from app.db.admin_models import Job
 from app.db.admin_repository import ModelRepository
+from app.db.blob_store import BlobRepository
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
@@ -107,14 +110,15 @@ class RetrainService:
         folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev])
         params = dataclasses.replace(params, cv_folds=folds)
         job_id = str(uuid.uuid4())
-        job_dir, _ = job_paths(self.service.settings.data_dir, job_id)
-        stage_inputs(job_dir, params, train, dev)
         shown = request.model_dump(mode="json", exclude_none=True, exclude={"dev"})
         stored = {**shown, "dev_pairs": len(dev), "train_pairs": len(train), "_resolved": asdict(params)}
-        try:
+        with tempfile.TemporaryDirectory() as folder:  # the pairs pass through a file into the database
+            files = {TRAIN_PAIRS: train, DEV_PAIRS: dev}
+            for name, pairs in files.items():
+                write_pairs(Path(folder) / name, pairs)
             with transaction(self.service.sessions) as session:
                 job = JobRepository(session).add(job_id, KIND, params.corpus, stored, exclusive=MODEL_SLOT)
+                blobs = BlobRepository(session)
+                for name in files:
+                    blobs.add_input(job_id, name, Path(folder) / name)
                 return job
-        except Exception:
-            shutil.rmtree(job_dir, ignore_errors=True)
-            raise

@@ -60,7 +60,8 @@ def test_the_dev_gate_scores_each_model_at_its_mode_and_activation_adopts_the_ch
     activation = next(
         j for j in admin.get("/admin/jobs", headers=KEY).json()["jobs"] if j["kind"] == "activate"
     )
-    assert wait_job(admin, activation["id"], finished)["status"] == "succeeded"
+    activated = wait_job(admin, activation["id"], finished)
+    assert activated["status"] == "succeeded", (activated["error"], activated.get("log_tail"))
     runtime = admin.app.state.runtime  # type: ignore[attr-defined]
     with runtime.sessions() as session:
         corpus = CorpusRepository(session).get("claims")

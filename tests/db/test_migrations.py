@@ -13,7 +13,15 @@ def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     engine = create_engine(database_url)
     try:
         tables = set(inspect(engine).get_table_names())
-        assert {"corpora", "documents", "evaluations", "alembic_version"} <= tables
+        assert {
+            "corpora",
+            "documents",
+            "evaluations",
+            "alembic_version",
+            "blobs",
+            "blob_chunks",
+            "job_inputs",
+        } <= tables
         columns = {c["name"] for c in inspect(engine).get_columns("documents")}
         assert {"external_id", "text", "text_sha256", "metadata", "created_at", "updated_at"} <= columns
         command.downgrade(alembic_config(database_url), "base")

@@ -1,0 +1,165 @@
+"""Files kept in the database: content-addressed blobs in chunks, and the inputs each job runs on.
+
+A process keeps nothing another one needs: a job's inputs (its pairs, an uploaded import file) are
+blobs in the database, so any worker on any machine runs any job, and a local copy in the data dir
+is only a cache, verified against its sha256 whenever it is used. A blob is written in the caller's
+transaction (chunk by chunk, streamed from a file): until that commits nobody sees it, so a process
+killed mid-upload leaves no half blob behind. Blobs are shared by content and deleted by
+`delete_unreferenced` once nothing refers to them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, delete, exists, func, select
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from app.db.admin_models import Job
+from app.db.models import Base, UtcDateTime, utcnow
+
+CHUNK_BYTES = 1 << 20  # 1 MiB a row: streamed without holding a whole file in memory
+
+
+class Blob(Base):
+    """One stored file, named by the sha256 of its content."""
+
+    __tablename__ = "blobs"
+
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
+
+
+class BlobChunk(Base):
+    """A blob's bytes from `seq * CHUNK_BYTES` on."""
+
+    __tablename__ = "blob_chunks"
+
+    sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256", ondelete="CASCADE"), primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+
+
+class JobInput(Base):
+    """A named input of a job (a pairs file, an upload): which blob holds it."""
+
+    __tablename__ = "job_inputs"
+
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), primary_key=True)
+    sha256: Mapped[str] = mapped_column(ForeignKey("blobs.sha256"), nullable=False, index=True)
+
+
+class BlobIntegrityError(RuntimeError):
+    """A stored or cached blob whose bytes do not hash to its name."""
+
+
+def file_sha256(path: Path) -> tuple[str, int]:
+    """(sha256 hex, size) of a file, read in chunks."""
+    digest, size = hashlib.sha256(), 0
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK_BYTES):
+            digest.update(chunk)
+            size += len(chunk)
+    return digest.hexdigest(), size
+
+
+class BlobRepository:
+    """Blobs and job inputs inside one session (the caller's transaction)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+
+    def put_file(self, path: Path) -> str:
+        """Store a file's content (once per content) and return its sha256."""
+        sha256, size = file_sha256(path)
+        if self.session.get(Blob, sha256) is None:
+            self.session.add(Blob(sha256=sha256, size=size))
+            self.session.flush()
+            with path.open("rb") as handle:
+                seq = 0
+                while chunk := handle.read(CHUNK_BYTES):
+                    row = BlobChunk(sha256=sha256, seq=seq, data=chunk)
+                    self.session.add(row)
+                    self.session.flush()
+                    self.session.expunge(row)  # one chunk in memory at a time
+                    seq += 1
+        return sha256
+
+    def chunks(self, sha256: str) -> Iterator[bytes]:
+        """A blob's bytes in order, one chunk row at a time."""
+        seqs = self.session.scalars(
+            select(BlobChunk.seq).where(BlobChunk.sha256 == sha256).order_by(BlobChunk.seq)
+        )
+        for seq in list(seqs):
+            data = self.session.scalar(
+                select(BlobChunk.data).where(BlobChunk.sha256 == sha256, BlobChunk.seq == seq)
+            )
+            yield bytes(data or b"")
+
+    def write_to(self, sha256: str, path: Path) -> Path:
+        """Fetch a blob into `path` (atomically), verified against its sha256."""
+        if self.session.get(Blob, sha256) is None:
+            raise FileNotFoundError(f"blob {sha256} is not in the database")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
+        digest = hashlib.sha256()
+        try:
+            with partial.open("wb") as handle:
+                for chunk in self.chunks(sha256):
+                    digest.update(chunk)
+                    handle.write(chunk)
+            if digest.hexdigest() != sha256:
+                raise BlobIntegrityError(f"blob {sha256} read back as {digest.hexdigest()}")
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
+        return path
+
+    def add_input(self, job_id: str, name: str, path: Path) -> str:
+        """Store a file as the job's input `name`; its sha256."""
+        sha256 = self.put_file(path)
+        self.session.add(JobInput(job_id=job_id, name=name, sha256=sha256))
+        self.session.flush()
+        return sha256
+
+    def inputs(self, job_id: str) -> dict[str, str]:
+        """The job's inputs: name -> sha256."""
+        rows = self.session.execute(select(JobInput.name, JobInput.sha256).where(JobInput.job_id == job_id))
+        return {name: sha256 for name, sha256 in rows}
+
+    def drop_inputs(self, job_id: str) -> None:
+        """Forget a job's inputs (their blobs go with the next `delete_unreferenced`)."""
+        self.session.execute(delete(JobInput).where(JobInput.job_id == job_id))
+
+    def delete_unreferenced(self) -> int:
+        """Delete every blob no job input refers to; how many."""
+        referenced = exists().where(JobInput.sha256 == Blob.sha256)
+        doomed = list(self.session.scalars(select(Blob.sha256).where(~referenced)))
+        if doomed:
+            self.session.execute(delete(BlobChunk).where(BlobChunk.sha256.in_(doomed)))
+            self.session.execute(delete(Blob).where(Blob.sha256.in_(doomed)))
+        return len(doomed)
+
+    def stored_bytes(self) -> int:
+        """The size of every stored blob together."""
+        return int(self.session.scalar(select(func.coalesce(func.sum(Blob.size), 0))) or 0)
+
+
+def cached_input(session: Session, job: Job | str, name: str, cache: Path) -> Path:
+    """The job's input `name` as a local file under `cache`: kept if its content checks, else fetched."""
+    job_id = job if isinstance(job, str) else job.id
+    repository = BlobRepository(session)
+    sha256 = repository.inputs(job_id).get(name)
+    if sha256 is None:
+        raise FileNotFoundError(f"job {job_id} has no input {name!r}")
+    path = cache / name
+    if path.is_file() and file_sha256(path)[0] == sha256:
+        return path
+    return repository.write_to(sha256, path)
