@@ -1,7 +1,9 @@
-"""Waiting for other processes' writes: PostgreSQL's LISTEN on the channel every document write NOTIFYs.
+"""Waiting for other processes' writes: PostgreSQL's LISTEN on the channel the writers NOTIFY.
 
-The follower (app/serving/follower.py) waits here between its polls, so a write made by another process
-reaches it at once on PostgreSQL; on SQLite, which has no notifications, the wait is a plain sleep.
+The follower (app/serving/follower.py) waits here for document writes, corpus settings and activations
+(`CHANGES_CHANNEL`), the job worker (app/control/worker.py) for queued jobs (`JOBS_CHANNEL`). On
+PostgreSQL a NOTIFY wakes them at once, so their polls are only the fallback for a lost notification
+and run every `listening_poll` seconds; on SQLite, which has no notifications, they poll every `poll`.
 """
 
 from __future__ import annotations
@@ -9,20 +11,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from typing import Any
 
 from sqlalchemy import Engine
 
-from app.db.repository import CHANGES_CHANNEL
+from app.db.corpus_settings import CHANGES_CHANNEL
 
 log = logging.getLogger(__name__)
+LISTENING_POLL_SECONDS = 10.0  # the fallback poll while a LISTEN is up: well under 1 transaction/s
 
 
 class ChangeWaiter:
     """Waits for the writers' NOTIFY on PostgreSQL; elsewhere (SQLite) it simply sleeps."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, channel: str = CHANGES_CHANNEL) -> None:
         self._url = engine.url
+        self._channel = channel
         self._connection: Any = None
 
     def _connect(self) -> Any:
@@ -33,26 +38,34 @@ class ChangeWaiter:
 
             url = self._url.set(drivername="postgresql").render_as_string(hide_password=False)
             self._connection = psycopg.connect(url, autocommit=True)
-            self._connection.execute(f"LISTEN {CHANGES_CHANNEL}")
+            self._connection.execute(f"LISTEN {self._channel}")
         return self._connection
 
-    def wait(self, timeout: float, closed: threading.Event) -> None:
-        """Return when a change is announced, the timeout passes, or the worker is closing."""
+    def wait(
+        self, poll: float, closed: threading.Event, listening_poll: float = LISTENING_POLL_SECONDS
+    ) -> bool:
+        """Return when a change is announced (True), the poll's time passes, or `closed` is set: after
+        `poll` seconds without a LISTEN, after `max(poll, listening_poll)` with one."""
         try:
             connection = self._connect()
         except Exception as error:  # noqa: BLE001 - the poll still runs; try to listen again next time
-            log.warning("cannot LISTEN for changes (%s); polling every %.1f s", error, timeout)
+            log.warning("cannot LISTEN on %s (%s); polling every %.1f s", self._channel, error, poll)
             connection = self._connection = None
         if connection is None:
-            closed.wait(timeout)
-            return
+            closed.wait(poll)
+            return False
         try:
-            for _ in connection.notifies(timeout=timeout, stop_after=1):
-                pass
+            # In slices of at most a second (a wait on the socket, no query), so that closing is quick.
+            deadline = time.monotonic() + max(poll, listening_poll)
+            while not closed.is_set() and (left := deadline - time.monotonic()) > 0:
+                for _ in connection.notifies(timeout=min(left, 1.0), stop_after=1):
+                    return True
+            return False
         except Exception as error:  # noqa: BLE001 - a dropped connection is reopened on the next wait
-            log.warning("listening for changes failed: %s", error)
+            log.warning("listening on %s failed: %s", self._channel, error)
             self.close()
-            closed.wait(timeout)
+            closed.wait(poll)
+            return False
 
     def close(self) -> None:
         """Close the listening connection."""
