@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -29,6 +29,7 @@ class DatabaseCounts:
 
     transactions: int = 0
     statements: int = 0
+    sql: list[str] = field(default_factory=list)  # the statements' first words, for a failure's message
 
 
 @pytest.fixture
@@ -42,8 +43,9 @@ def counting() -> Iterator[Any]:
         def on_begin(_connection: Any) -> None:
             counts.transactions += 1
 
-        def on_statement(*_args: Any) -> None:
+        def on_statement(_connection: Any, _cursor: Any, statement: str, *_args: Any) -> None:
             counts.statements += 1
+            counts.sql.append(" ".join(statement.split())[:60])
 
         for name, hook in (("begin", on_begin), ("before_cursor_execute", on_statement)):
             event.listen(engine, name, hook)
@@ -104,7 +106,9 @@ def test_an_idle_process_on_postgresql_polls_at_most_two_transactions_a_second(
     counts = counting(client.app.state.runtime.engine)  # type: ignore[attr-defined]
     seconds = 6.0
     time.sleep(seconds)
-    assert counts.transactions / seconds <= 2.0, f"{counts.transactions} transactions in {seconds} s"
+    assert counts.transactions / seconds <= 2.0, (
+        f"{counts.transactions} transactions in {seconds} s: {counts.sql}"
+    )
 
 
 def test_a_write_through_another_process_reaches_an_idle_follower_at_once_on_postgresql(
