@@ -240,9 +240,14 @@ class VectorIndex:
         scores = (matrix @ np.asarray(base.vectors).T).astype(np.float32, copy=False)
         if alive is not None:
             scores[:, ~alive] = -np.inf
-        keep = min(k, scores.shape[1])
+        # A few more than k, so that documents tied with the k-th reach _top, which breaks ties by id.
+        keep = min(k + TIE_MARGIN, scores.shape[1])
         top = np.argpartition(-scores, keep - 1, axis=1)[:, :keep]
         return np.take_along_axis(scores, top, axis=1), base.ids[top]
+
+
+TIE_DECIMALS = 6  # cosines equal to this many decimals are a tie
+TIE_MARGIN = 16  # extra base candidates per query, for ties at the k-th place
 
 
 def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -251,7 +256,11 @@ def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]
     keep = min(k, len(scores))
     if keep == 0:
         return []
-    top = np.argpartition(-scores, keep - 1)[:keep]
-    # Best first; equal scores by id so that results never depend on storage order.
-    ordered = sorted(top.tolist(), key=lambda i: (-float(scores[i]), int(ids[i])))
+    # Best first; equal scores by id so that results never depend on storage order. Equal means equal
+    # to TIE_DECIMALS: the same vector stored in the base and in the delta (or in two rows of one
+    # matrix product) can score a few ulps apart, and must not reorder results.
+    rounded = np.round(scores.astype(np.float64), TIE_DECIMALS)
+    kth = np.partition(-rounded, keep - 1)[keep - 1]
+    tied_or_better = np.flatnonzero(-rounded <= kth)
+    ordered = sorted(tied_or_better.tolist(), key=lambda i: (-float(rounded[i]), int(ids[i])))[:keep]
     return [(int(ids[i]), float(scores[i])) for i in ordered]

@@ -6,10 +6,14 @@ PFCC-S (p ~ 0.1) that is a noise band (two standard errors) of 7 points at 80 de
 4.5 at 200, while a real fine-tuning gain measured by cross-validation is 3-4 points
 (benchmarks/hybrid.md): below CV_BELOW_DEV_QUERIES dev queries a dev-set gate can only reject. So
 the job trains K fold models instead (`pairank train` with a `cv:` section, training/cross_validation.py)
-over all the corpus's stored pairs (train + dev), each scored on its held-out fold against the base
-model (the active one) on the same queries, and the final candidate on every pair with the chosen
-epoch count. The gain is the mean over folds of the paired difference; the noise band is two standard
-errors of that mean; the spread (the folds' standard deviation) is reported beside the gain.
+over all the corpus's stored pairs (train + dev) in the order they were judged, and the final candidate
+on every pair with the chosen epoch count. The folds run forward in time: at each of K cut points a
+model trains on every earlier query and is scored on the block after it, against the base model (the
+active one) on the same queries. Random folds, even grouped by claim, approved a PFCC-S model that
+ranks later claims no better (benchmarks/forward.md); the gate asks what a desk needs, whether the
+model ranks the queries it will see next better. The gain is the mean over cut points of the paired
+difference; the noise band is two standard errors of that mean; the spread (their standard deviation)
+is reported beside the gain.
 """
 
 from __future__ import annotations
@@ -18,17 +22,12 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaluation.judgements import JudgedPair, judge_pairs
-from evaluation.selection import query_groups
+from evaluation.judgements import JudgedPair
 
 CV_BELOW_DEV_QUERIES = 200  # fewer dev queries than this: the gate cross-validates (module docstring)
-CV_FOLDS = 5
-MIN_GROUPS_PER_FOLD = 2  # a fold of fewer query groups says nothing about unseen queries
-
-
-def labelled_groups(pairs: Sequence[JudgedPair]) -> int:
-    """How many query groups (queries joined by a shared relevant document) the pairs hold."""
-    return len(query_groups(judge_pairs(pairs, None).qrels))
+CV_FOLDS = 5  # forward cut points
+MIN_QUERIES_PER_BLOCK = 2  # a validation block of fewer queries says nothing about later ones
+FORWARD_MIN_TRAIN = 0.4  # the share of the queries before the first cut point
 
 
 def dev_queries(pairs: Sequence[JudgedPair]) -> int:
@@ -40,11 +39,13 @@ def gate_folds(setting: str, folds: int, dev: Sequence[JudgedPair], everything: 
     """The fold count of a cross-validated gate, or 0 for the dev-set gate.
 
     `setting`: `always`, `never`, or `auto` (cross-validate when the dev set has fewer than
-    CV_BELOW_DEV_QUERIES queries). Either way, K folds need MIN_GROUPS_PER_FOLD query groups each.
+    CV_BELOW_DEV_QUERIES queries). Either way, each of the K blocks after the first FORWARD_MIN_TRAIN
+    of the queries needs MIN_QUERIES_PER_BLOCK queries with a positive document.
     """
     if setting == "never" or (setting == "auto" and dev_queries(dev) >= CV_BELOW_DEV_QUERIES):
         return 0
-    return folds if labelled_groups(everything) >= folds * MIN_GROUPS_PER_FOLD else 0
+    validated = dev_queries(everything) * (1 - FORWARD_MIN_TRAIN)
+    return folds if validated >= folds * MIN_QUERIES_PER_BLOCK else 0
 
 
 def cross_validated_gate(
@@ -73,6 +74,7 @@ def cross_validated_gate(
     significant = delta > 2 * standard_error
     return {
         "protocol": "cross-validation",
+        "scheme": summary.get("scheme", "grouped"),  # forward: each block validated after its training
         "metric": metric,
         "mode": "dense",  # fold models are scored as the trainer scores them (dense, full precision)
         "folds": summary["folds"],

@@ -17,7 +17,7 @@ import yaml
 
 from app.control.activation import activation_job
 from app.control.gate import GATE_SOURCE, GateDataset, build_gate_dataset, mode_report, paired_noise
-from app.control.gate_cv import cross_validated_gate
+from app.control.gate_cv import FORWARD_MIN_TRAIN, cross_validated_gate
 from app.control.job_context import JobContext, Outcome
 from app.control.pair_export import ExportedPair, read_pairs, write_pairs
 from app.control.training_process import TrainingProcess, describe_exit
@@ -100,8 +100,15 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
     if params.hard_negatives:  # mined from every corpus document: the gate's staged corpus
         pool = str(job_dir / DEV_FOLDER / "corpus.jsonl")
         config["stages"][0]["hard_negatives"] = {**params.hard_negatives, "corpus": pool}
-    if params.cv_folds:  # K fold models on train + dev, then the final one on all pairs (gate_cv.py)
-        config["cv"] = {"folds": params.cv_folds, "seeds": 1}
+    if (
+        params.cv_folds
+    ):  # K forward cut points over train + dev, then the final model on all pairs (gate_cv.py)
+        config["cv"] = {
+            "folds": params.cv_folds,
+            "seeds": 1,
+            "scheme": "forward",
+            "min_train": FORWARD_MIN_TRAIN,
+        }
     return config
 
 

@@ -85,10 +85,15 @@ class SplitRequest(RequestModel):
 
 
 class DevSet(RequestModel):
-    """The dev set of a retraining job: explicit pairs, or a fraction of the stored pairs."""
+    """The dev set of a retraining job: explicit pairs, or the most recently judged share of the queries."""
 
     pairs: list[PairIn] | None = Field(None, min_length=1)
-    fraction: float | None = Field(None, gt=0.0, lt=1.0)
+    fraction: float | None = Field(
+        None,
+        gt=0.0,
+        lt=1.0,
+        description="Share of the queries, the most recently judged, held out (default 0.2).",
+    )
 
 
 class HardNegativesIn(RequestModel):
@@ -135,11 +140,14 @@ class RetrainRequest(BaseModel):
     )
     cross_validation: Literal["auto", "always", "never"] | None = Field(
         None,
-        description="Gate by K-fold cross-validation over all the corpus's pairs instead of the dev set: "
-        "`auto` (default) when the dev set has fewer than 200 queries and the pairs hold at least "
-        "2 query groups per fold; only when the base model is the active one.",
+        description="Gate by cross-validation forward in time over all the corpus's pairs instead of the dev "
+        "set (each of K blocks of later queries scored by a model trained on the earlier ones): `auto` "
+        "(default) when the dev set has fewer than 200 queries and the pairs hold at least 2 judged "
+        "queries per block; only when the base model is the active one.",
     )
-    folds: int | None = Field(None, ge=2, le=10, description="Folds of a cross-validated gate (default 5).")
+    folds: int | None = Field(
+        None, ge=2, le=10, description="Forward blocks (cut points) of a cross-validated gate (default 5)."
+    )
     hard_negatives: HardNegativesIn | None = Field(
         None,
         description="BSC only: mine hard negatives from the corpus's documents (default: one per pair, "

@@ -15,6 +15,7 @@ from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.repository import DocumentRepository
 from app.serving.context import ServiceContext
+from evaluation.forward_splits import recent_holdout
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,20 @@ def is_dev_query(query: str, fraction: float, seed: int) -> bool:
     """Deterministic split by query text, so all pairs of a query land on the same side."""
     digest = hashlib.sha256(f"{seed}\0{query}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < fraction
+
+
+def in_time_order(pairs: Sequence[TrainingPair]) -> list[TrainingPair]:
+    """Pairs by when they were judged (ties by insertion): the order forward validation reads as time."""
+    return sorted(pairs, key=lambda pair: (pair.created_at, pair.id))
+
+
+def recent_queries(pairs: Sequence[TrainingPair], fraction: float) -> set[str]:
+    """The most recently judged `fraction` of the queries (at least one), by each query's first pair:
+    the gate validates on them, so it asks whether the model ranks *later* queries better."""
+    ordered = list(dict.fromkeys(pair.query for pair in in_time_order(pairs)))
+    if len(ordered) < 2:
+        return set()
+    return set(recent_holdout(ordered, fraction, minimum=1).validate)
 
 
 class PairService:
@@ -100,7 +115,8 @@ class PairService:
     def export(
         self, name: str, dev_pairs: Sequence[PairInput] | None, dev_fraction: float, seed: int
     ) -> tuple[list[ExportedPair], list[ExportedPair]]:
-        """(train, dev) pairs, texts resolved: explicit dev set, else stored splits, else a hash split."""
+        """(train, dev) pairs, texts resolved: an explicit dev set, else the stored splits, else the most
+        recent `dev_fraction` of the queries as dev; the stored pairs in the order they were judged."""
         with self.service.sessions() as session:
             corpus = require_corpus(session, name)
             stored = PairRepository(session, corpus.id).list()
@@ -117,6 +133,7 @@ class PairService:
             train_rows = [p for p in stored if p.split != "dev"]
             dev_rows = [p for p in stored if p.split == "dev"]
         else:
-            train_rows = [p for p in stored if not is_dev_query(p.query, dev_fraction, seed)]
-            dev_rows = [p for p in stored if is_dev_query(p.query, dev_fraction, seed)]
+            recent = recent_queries(stored, dev_fraction)
+            train_rows = [p for p in in_time_order(stored) if p.query not in recent]
+            dev_rows = [p for p in in_time_order(stored) if p.query in recent]
         return export_pairs(train_rows, texts), export_pairs(dev_rows, texts)

@@ -25,19 +25,20 @@ def pairs_about(documents: int, queries_each: int, prefix: str = "q") -> list[Ex
     ]
 
 
-def test_auto_cross_validates_only_a_small_dev_set_with_enough_groups() -> None:
-    everything = pairs_about(12, 3)
+def test_auto_cross_validates_only_a_small_dev_set_with_enough_later_queries() -> None:
+    everything = pairs_about(10, 2)  # 20 queries: the last 60% (12) are cut into blocks of >= 2
     small_dev = everything[:10]
     large_dev = [ExportedPair(f"dev {i}", "document 0", 1.0) for i in range(CV_BELOW_DEV_QUERIES)]
     assert gate_folds("auto", 5, small_dev, everything) == 5
     assert gate_folds("auto", 5, large_dev, everything) == 0  # enough dev queries: the dev gate
     assert gate_folds("never", 5, small_dev, everything) == 0
     assert gate_folds("always", 5, large_dev, everything) == 5
-    # 12 groups hold 2 per fold for 6 folds but not for 7: too few groups, no cross-validation.
+    # 12 validated queries hold 2 per block for 6 cut points but not for 7: no cross-validation.
     assert gate_folds("always", 6, small_dev, everything) == 6
     assert gate_folds("always", 7, small_dev, everything) == 0
-    # Queries about one shared document are one group, however many there are.
-    assert gate_folds("always", 2, small_dev, pairs_about(1, 40)) == 0
+    # Only queries with a positive document count.
+    negatives = [ExportedPair(f"n {i}", "document 0", 0.0) for i in range(40)]
+    assert gate_folds("always", 2, small_dev, pairs_about(1, 3) + negatives) == 0
 
 
 def summary(per_fold: list[tuple[float, float]], chosen_epochs: int = 2) -> dict:
