@@ -21,8 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.control.job_context import JobCancelled, JobContext, Outcome
 from app.control.job_kinds import on_finished
-from app.db.change_waiter import ChangeWaiter
-from app.db.corpus_settings import JOBS_CHANNEL
+from app.db.changes import JOBS_CHANNEL, ChangeWaiter
 from app.db.engine import transaction
 from app.db.job_repository import JobRepository
 from app.serving.context import ServiceContext

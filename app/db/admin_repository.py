@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
 from app.db.admin_models import ApiKey, ModelVersion, TrainingPair
-from app.db.corpus_settings import notify_changes
+from app.db.changes import notify_changes
 from app.db.models import utcnow
 
 

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
 from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job
-from app.db.corpus_settings import JOBS_CHANNEL, notify_changes
+from app.db.changes import JOBS_CHANNEL, notify_changes
 from app.db.models import utcnow
 
 MODEL_SLOT = "model"

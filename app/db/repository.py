@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
-from app.db.corpus_settings import CHANGES_CHANNEL, CorpusSettings, notify_changes
+from app.db.changes import CHANGES_CHANNEL, CorpusSettings, notify_changes
 from app.db.metadata_filter import metadata_condition
 from app.db.models import Corpus, Document, DocumentChange, utcnow
 

@@ -15,7 +15,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.admin_repository import ModelRepository
-from app.db.change_waiter import ChangeWaiter
+from app.db.changes import ChangeWaiter
 from app.db.repository import CorpusMark, CorpusRepository
 from app.serving.state import Serving
 from pairank.models import resolve_model

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.db.corpus_settings import watch_corpus_settings
+from app.db.changes import watch_corpus_settings
 from app.db.engine import make_engine, make_session_factory
 from app.serving.demo import seed_demo_corpus
 from app.serving.follower import DatabaseFollower

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.core.errors import NotReadyError
 from app.db.admin_repository import ModelRepository
-from app.db.corpus_settings import SettingsChanges
+from app.db.changes import SettingsChanges
 from app.db.engine import transaction
 from app.observability.metrics import ENCODER_METRICS
 from app.serving.encoder import Encoder

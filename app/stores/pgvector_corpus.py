@@ -9,7 +9,7 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.corpus_settings import CorpusSettings
+from app.db.changes import CorpusSettings
 from app.db.repository import CorpusRepository
 from app.db.vector_repository import Space, VectorRepository
 from app.stores.port import Hits

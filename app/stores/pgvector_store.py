@@ -22,8 +22,8 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.text_hash import text_sha256
+from app.db.changes import CorpusSettings
 from app.db.corpus_lookup import corpus_not_found, require_corpus
-from app.db.corpus_settings import CorpusSettings
 from app.db.engine import transaction
 from app.db.models import Corpus
 from app.db.repository import ChangeLog, CorpusMark, CorpusRepository, DocumentRepository

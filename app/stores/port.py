@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 from sqlalchemy.orm import Session
 
-from app.db.corpus_settings import CorpusSettings
+from app.db.changes import CorpusSettings
 from indexes.lexical import LexicalIndex
 
 if TYPE_CHECKING:
