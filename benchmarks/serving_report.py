@@ -37,9 +37,8 @@ def to_markdown(payload: dict[str, Any]) -> str:
         "| queries | configuration | clients | requests/s | p50 (ms) | p95 (ms) | p99 (ms) | errors | 429s |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    sets = [
-        key for key in next(iter(results.values())) if isinstance(next(iter(results.values()))[key], dict)
-    ]
+    first = next(iter(results.values()))
+    sets = [key for key, value in first.items() if isinstance(value, dict) and "1 clients" in value]
     for query_set in sets:
         for name, result in results.items():
             for level in LEVELS:
