@@ -32,6 +32,12 @@ class Settings(BaseSettings):
     auth: Literal["required", "disabled"] = Field(
         "required", description="`disabled` opens read and write routes without a key (admin routes never)."
     )
+    key_cache_seconds: float = Field(
+        5.0,
+        ge=0.0,
+        le=300.0,
+        description="Seconds a process remembers a key check (revoked elsewhere: works this long). 0: off.",
+    )
     bootstrap_admin_key: str | None = Field(
         None, description="Stored as the first admin key at start-up when the database has none."
     )

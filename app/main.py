@@ -29,6 +29,7 @@ from app.control.worker import Handler, JobWorker
 from app.observability.logs import configure_logging
 from app.observability.metrics import worker_exited
 from app.serving.runtime import Runtime
+from app.usecases.api_keys import KeyCache
 from app.usecases.evaluations import run_evaluation
 from app.usecases.imports import run_import
 from pairank import __version__
@@ -93,6 +94,7 @@ def create_app(
         redirect_slashes=False,
     )
     app.state.rate_buckets = TokenBuckets()  # per app, so per worker process (documented as such)
+    app.state.key_cache = KeyCache(settings.key_cache_seconds)  # likewise
     install_error_handlers(app)
     install_contract(app, settings)
     app.add_middleware(JsonBodyGuard)

@@ -4,7 +4,8 @@ Starts a real `pairank serve` (default model, SQLite, a 10,369-document corpus: 
 ../shared is present, else generated claims) once per configuration:
   - baseline: PAIRANK_ENCODER_BACKEND=torch PAIRANK_ENCODER_PRECISION=fp32 PAIRANK_MICRO_BATCHING=false
   - default: the shipped defaults (quality-gated int8 export, micro-batching)
-then drives `POST /v1/corpora/{name}/rank` (k=10) with 1, 8 and 32 concurrent keep-alive clients for a
+then drives `POST /v1/corpora/{name}/rank` (k=10, no mode: the claim corpus's default ranking, hybrid
+a=0.2) with 1, 8 and 32 concurrent keep-alive clients for a
 bounded time each: p50/p95/p99 latency, requests/s, errors (429s counted apart), server RSS. A last run
 floods the default server (256 clients, a small queue limit) and counts 200s, 429s, 5xx and timeouts.
 The load generator runs in this process on the same 2 cores as the server (both configurations pay it).
@@ -132,6 +133,9 @@ def run_config(
         ready = httpx.get(f"http://127.0.0.1:{port}/ready").json()
         result: dict[str, Any] = {"backend": ready["backend"], "precision": ready["precision"]}
         result["upsert_docs_per_s"] = round(load_corpus(port, documents), 1)
+        # The requests name no mode: the corpus's default ranking (a claim corpus: hybrid) answers them.
+        probe = httpx.post(f"http://127.0.0.1:{port}/v1/corpora/claims/rank", json={"query": queries[0]})
+        result["ranking"] = probe.json()["ranking"]
         for label, texts in query_sets(queries).items():
             for clients in (1, 8, 32):
                 print(f"serving: {name}: {label}: {clients} clients", file=sys.stderr)

@@ -67,6 +67,7 @@ class _Request:
     priority: Priority
     future: Future[np.ndarray] = field(default_factory=Future)
     enqueued: float = field(default_factory=time.monotonic)
+    started: float = 0.0  # when its forward pass began (the end of its wait in the queue)
 
 
 @dataclass
@@ -124,28 +125,44 @@ class MicroBatcher:
         texts: Sequence[str],
         priority: Priority = Priority.INTERACTIVE,
         progress: Callable[[int], None] | None = None,
+        timings: Callable[[float, float], None] | None = None,
     ) -> np.ndarray:
-        """Normalized float32 embeddings, one row per text, in order."""
+        """Normalized float32 embeddings, one row per text, in order; `timings(queued, encoding)`: the
+        seconds an interactive call waited for its forward pass, and the rest of its time (tokenizing,
+        the pass)."""
         if not texts:
             return np.zeros((0, self.backend.dimension), dtype=np.float32)
+        called = time.monotonic()
         tokens = self.backend.tokenize(texts)
         if not self.config.enabled:
-            return self._encode_direct(tokens, progress)
+            return self._encode_direct(tokens, progress, timings, called)
         chunk = self.config.max_batch_texts
         if priority is Priority.INTERACTIVE:
-            futures = self._submit([tokens[i : i + chunk] for i in range(0, len(tokens), chunk)], priority)
-            return np.vstack([f.result() for f in futures])
+            requests = self._submit([tokens[i : i + chunk] for i in range(0, len(tokens), chunk)], priority)
+            vectors = np.vstack([r.future.result() for r in requests])
+            if timings is not None:
+                queued = max(r.started - r.enqueued for r in requests)
+                timings(queued, time.monotonic() - called - queued)
+            return vectors
         rows: list[np.ndarray] = []
         for start in range(0, len(tokens), chunk):
-            (future,) = self._submit([tokens[start : start + chunk]], priority)
-            rows.append(future.result())
+            (request,) = self._submit([tokens[start : start + chunk]], priority)
+            rows.append(request.future.result())
             if progress is not None:
                 progress(min(start + chunk, len(tokens)))
         return np.vstack(rows)
 
-    def _encode_direct(self, tokens: list[np.ndarray], progress: Callable[[int], None] | None) -> np.ndarray:
+    def _encode_direct(
+        self,
+        tokens: list[np.ndarray],
+        progress: Callable[[int], None] | None,
+        timings: Callable[[float, float], None] | None,
+        called: float,
+    ) -> np.ndarray:
         rows = []
+        waited = time.monotonic()
         with self._direct_lock:
+            queued = time.monotonic() - waited
             for start in range(0, len(tokens), self.config.max_batch_texts):
                 started = time.monotonic()
                 rows.append(self.backend.forward(tokens[start : start + self.config.max_batch_texts]))
@@ -153,9 +170,11 @@ class MicroBatcher:
                     self.observer.batch_done(len(rows[-1]), time.monotonic() - started, 0)
                 if progress is not None:
                     progress(min(start + self.config.max_batch_texts, len(tokens)))
+        if timings is not None:
+            timings(queued, time.monotonic() - called - queued)
         return np.vstack(rows)
 
-    def _submit(self, chunks: list[Sequence[np.ndarray]], priority: Priority) -> list[Future[np.ndarray]]:
+    def _submit(self, chunks: list[Sequence[np.ndarray]], priority: Priority) -> list[_Request]:
         count = sum(len(c) for c in chunks)
         with self._cond:
             if self._closed:
@@ -170,7 +189,7 @@ class MicroBatcher:
             self._queues[priority].extend(requests)
             self._queued_texts += count
             self._cond.notify()
-        return [r.future for r in requests]
+        return requests
 
     def _retry_after(self) -> int:
         rate = self._rate or 100.0
@@ -215,6 +234,8 @@ class MicroBatcher:
             if not batch:
                 return
             started = time.monotonic()
+            for request in batch:
+                request.started = started
             try:
                 vectors = self._forward_sorted([t for r in batch for t in r.tokens])
             except BaseException as error:  # noqa: BLE001 - every waiting caller gets the error

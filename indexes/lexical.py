@@ -145,7 +145,11 @@ class LexicalIndex:
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The k best (id, score), best first (ties by id); documents without a query term never appear."""
-        found = self.scores(query)
+        return self.best(self.scores(query), k)
+
+    @staticmethod
+    def best(found: dict[int, float], k: int) -> list[tuple[int, float]]:
+        """The k best of a `scores` answer, best first (ties by id)."""
         if not found:
             return []
         ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))

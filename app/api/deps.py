@@ -1,14 +1,19 @@
-"""FastAPI dependencies: the runtime and the use cases built on it."""
+"""FastAPI dependencies: the runtime, the request's sessions, and the use cases built on them."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.config import Settings
 from app.control.job_queue import JobService
+from app.db.engine import RequestSessions
 from app.serving.runtime import Runtime
-from app.usecases.api_keys import ApiKeyService
+from app.serving.state import Serving
+from app.usecases.api_keys import ApiKeyService, KeyCache
 from app.usecases.corpora import CorpusService
 from app.usecases.evaluations import EvaluationService
 from app.usecases.imports import ImportService
@@ -26,14 +31,42 @@ def get_runtime(request: Request) -> Runtime:
     return runtime
 
 
+def get_request_sessions(request: Request) -> Iterator[RequestSessions]:
+    """One database session for the whole request, shared by the key check and the handler."""
+    sessions = RequestSessions(get_runtime(request).sessions)
+    try:
+        yield sessions
+    finally:
+        sessions.close()
+
+
+RequestSessionsDep = Annotated[RequestSessions, Depends(get_request_sessions)]
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """The runtime as a use case sees it, with the request's sessions (a `ServiceContext`)."""
+
+    settings: Settings
+    sessions: RequestSessions
+    serving: Serving
+
+
+def get_key_cache(request: Request) -> KeyCache:
+    """This app's remembered key checks (app/main.py makes it)."""
+    cache: KeyCache = request.app.state.key_cache
+    return cache
+
+
 def get_corpus_service(request: Request) -> CorpusService:
     """Corpus use cases on this app's runtime."""
     return CorpusService(get_runtime(request))
 
 
-def get_ranking_service(request: Request) -> RankingService:
-    """Ranking use cases on this app's runtime."""
-    return RankingService(get_runtime(request))
+def get_ranking_service(request: Request, sessions: RequestSessionsDep) -> RankingService:
+    """Ranking use cases on this app's runtime, reading through the request's session."""
+    runtime = get_runtime(request)
+    return RankingService(RequestContext(runtime.settings, sessions, runtime.serving))
 
 
 def get_evaluation_service(request: Request) -> EvaluationService:
@@ -73,7 +106,7 @@ def get_import_service(request: Request) -> ImportService:
 
 def get_api_key_service(request: Request) -> ApiKeyService:
     """API key management on this app's database."""
-    return ApiKeyService(get_runtime(request).sessions)
+    return ApiKeyService(get_runtime(request).sessions, get_key_cache(request))
 
 
 def get_job_service(request: Request) -> JobService:

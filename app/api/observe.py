@@ -11,9 +11,11 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.observability.logs import ACCESS, REQUEST_ID
-from app.observability.metrics import LATENCY, REQUESTS
+from app.observability.metrics import LATENCY, REQUESTS, STAGE_SECONDS
+from app.observability.timing import close_record, open_record, server_timing
 
 HEADER = b"x-request-id"
+TIMING_HEADER = b"server-timing"
 # A caller's id is kept when it is short and plain (it is echoed in headers and written to logs).
 _SANE = re.compile(rb"^[A-Za-z0-9._:/+=-]{1,128}$")
 
@@ -37,6 +39,7 @@ class RequestObserver:
         given = dict(scope.get("headers") or []).get(HEADER)
         request_id = given.decode() if given and _SANE.match(given) else uuid.uuid4().hex
         token = REQUEST_ID.set(request_id)
+        stages, stages_token = open_record()
         started = time.perf_counter()
         status = 500
 
@@ -45,7 +48,10 @@ class RequestObserver:
             if message["type"] == "http.response.start":
                 status = int(message["status"])
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != HEADER]
-                message = {**message, "headers": [*headers, (HEADER, request_id.encode())]}
+                headers.append((HEADER, request_id.encode()))
+                if stages:
+                    headers.append((TIMING_HEADER, server_timing(stages)))
+                message = {**message, "headers": headers}
             await send(message)
 
         try:
@@ -55,6 +61,9 @@ class RequestObserver:
             route = _route_of(scope)
             REQUESTS.labels(scope["method"], route, str(status)).inc()
             LATENCY.labels(scope["method"], route).observe(seconds)
+            for name, stage_seconds in stages.items():
+                STAGE_SECONDS.labels(name).observe(stage_seconds)
+            close_record(stages_token)
             _log_access(scope, route, status, seconds)
             REQUEST_ID.reset(token)
 

@@ -18,8 +18,9 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer, SecurityScopes
 
-from app.api.deps import get_runtime
+from app.api.deps import RequestSessionsDep, get_key_cache, get_runtime
 from app.core.errors import ForbiddenError, RateLimitedError, UnauthorizedError
+from app.db.engine import RequestSessions
 from app.observability.metrics import RATE_LIMITED
 from app.usecases.api_keys import ApiKeyService, Principal
 
@@ -48,7 +49,7 @@ class TokenBuckets:
             return (1 - tokens) / rate
 
 
-def _principal(request: Request, presented: str | None, needed: str) -> Principal:
+def _principal(request: Request, sessions: RequestSessions, presented: str | None, needed: str) -> Principal:
     runtime = get_runtime(request)
     settings = runtime.settings
     if settings.auth == "disabled" and needed != "admin":
@@ -58,7 +59,7 @@ def _principal(request: Request, presented: str | None, needed: str) -> Principa
     configured = settings.admin_api_key
     if configured and hmac.compare_digest(presented.encode(), configured.encode()):
         return Principal(None, "admin", None)
-    principal = ApiKeyService(runtime.sessions).verify(presented)
+    principal = ApiKeyService(sessions, get_key_cache(request)).verify(presented)
     if principal is None:
         raise UnauthorizedError("invalid or revoked API key")
     return principal
@@ -67,12 +68,13 @@ def _principal(request: Request, presented: str | None, needed: str) -> Principa
 def authorize(
     security: SecurityScopes,
     request: Request,
+    sessions: RequestSessionsDep,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     header: Annotated[str | None, Depends(_header)],
 ) -> Principal:
     """The caller's principal, when it has the route's scope (and corpus); else 401/403/429."""
     needed = security.scopes[0]
-    principal = _principal(request, bearer.credentials if bearer else header, needed)
+    principal = _principal(request, sessions, bearer.credentials if bearer else header, needed)
     if not principal.allows(needed):
         who = f"key {principal.id}" if principal.id else "this key"
         raise ForbiddenError(f"{who} has scope {principal.scope!r}; this route needs {needed!r}", "scope")

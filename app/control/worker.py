@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
 
@@ -20,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.control.job_context import JobCancelled, JobContext, Outcome
 from app.control.job_kinds import on_finished
+from app.db.changes import JOBS_CHANNEL, ChangeWaiter
 from app.db.engine import transaction
 from app.db.job_repository import JobRepository
 from app.serving.context import ServiceContext
@@ -27,6 +29,7 @@ from app.serving.context import ServiceContext
 log = logging.getLogger(__name__)
 Handler = Callable[[ServiceContext, JobContext], Outcome]
 _RENEW_SECONDS = 1.0
+_EXPIRY_SECONDS = 5.0  # how often an idle worker looks for jobs whose worker stopped renewing
 
 
 def worker_name() -> str:
@@ -72,17 +75,29 @@ class JobWorker:
         self.current: JobContext | None = None
 
     def run_forever(self, stop: threading.Event) -> None:
-        """Claim and run jobs until `stop` is set; a job running then is cancelled and failed."""
+        """Claim and run jobs until `stop` is set; a job running then is cancelled and failed.
+
+        Idle, it waits for a NOTIFY of a queued job on PostgreSQL (polling only as the fallback), and
+        polls every `poll_seconds` on SQLite; lost workers' jobs are failed every `_EXPIRY_SECONDS`.
+        """
         log.info("job worker %s: running %s", self.owner, ", ".join(self.kinds))
-        while not stop.is_set():
-            try:
-                fail_expired(self.sessions)
-                ran = self.run_once(stop)
-            except Exception:  # noqa: BLE001 - a database hiccup must not end the worker
-                log.exception("job worker %s: claiming failed", self.owner)
-                ran = False
-            if not ran:
-                stop.wait(self.poll_seconds)
+        with self.sessions() as session:
+            waiter = ChangeWaiter(session.get_bind().engine, JOBS_CHANNEL)  # no query: just the engine
+        next_expiry = 0.0
+        try:
+            while not stop.is_set():
+                try:
+                    if time.monotonic() >= next_expiry:
+                        fail_expired(self.sessions)
+                        next_expiry = time.monotonic() + min(_EXPIRY_SECONDS, self.lease_seconds / 2)
+                    ran = self.run_once(stop)
+                except Exception:  # noqa: BLE001 - a database hiccup must not end the worker
+                    log.exception("job worker %s: claiming failed", self.owner)
+                    ran = False
+                if not ran:
+                    waiter.wait(self.poll_seconds, stop)
+        finally:
+            waiter.close()
 
     def run_once(self, stop: threading.Event | None = None) -> bool:
         """Claim one job and run it to its end; False when none was queued."""

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
 from app.db.admin_models import ApiKey, ModelVersion, TrainingPair
+from app.db.changes import notify_changes
 from app.db.models import utcnow
 
 
@@ -109,6 +110,7 @@ class ModelRepository:
             .where(ModelVersion.version == version)
             .values(is_active=True, activated_at=utcnow())
         )
+        notify_changes(self.session, f"model:{version}")  # followers switch at once, not at their next poll
 
 
 class ApiKeyRepository:

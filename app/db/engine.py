@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -28,20 +28,32 @@ def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     # Up to 30 connections per process: the request thread pool has 40 threads, and a connection opened
     # past the pool is closed again after one use (costly under load, and on SQLite it re-runs PRAGMAs).
-    kwargs: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
+    # No `pool_pre_ping`: its `SELECT 1` is a round trip and, on PostgreSQL, a transaction of its own on
+    # every checkout (it doubled the hot path's transactions). A connection the driver already knows is
+    # broken is replaced at checkout (`_drop_broken`); one the server dropped silently fails the request
+    # that meets it (503 with Retry-After), and SQLAlchemy then renews the whole pool.
+    kwargs: dict[str, Any] = {"pool_size": 10, "max_overflow": 20, "pool_recycle": 1800}
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
         # A local file cannot drop a connection: no ping per checkout; keep every connection pooled.
-        kwargs.update(pool_pre_ping=False, pool_size=30, max_overflow=0)
+        kwargs.update(pool_size=30, max_overflow=0, pool_recycle=-1)
     else:
         # A database host that drops packets would otherwise hold /ready and every request for minutes.
         kwargs["connect_args"] = {"connect_timeout": 10}
     engine = create_engine(url, **kwargs)
     if parsed.get_backend_name() == "sqlite":
         event.listen(engine, "connect", _enable_sqlite_foreign_keys)
+    else:
+        event.listen(engine, "checkout", _drop_broken)
     return engine
+
+
+def _drop_broken(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+    # A local check, no round trip: psycopg marks a connection closed or broken once it has seen it fail.
+    if getattr(dbapi_connection, "closed", False) or getattr(dbapi_connection, "broken", False):
+        raise DisconnectionError("pooled connection is closed or broken")
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:
@@ -69,3 +81,40 @@ def database_problem(engine: Engine) -> str | None:
     except DBAPIError as error:
         return str(error.orig or error).strip().splitlines()[0][:300]
     return None
+
+
+class _SharedSession(Session):
+    """A Session that nested `with` blocks share: only the outermost one closes it (ends its transaction)."""
+
+    _depth = 0
+
+    def __enter__(self) -> _SharedSession:
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self.close()
+
+
+class RequestSessions(sessionmaker[Session]):
+    """The sessions of one request: every `with sessions() as session` gets the same Session (the key
+    check and the handler share it), each use ending its transaction and handing the connection back
+    to the pool, so a request never holds one while it encodes or searches."""
+
+    def __init__(self, factory: sessionmaker[Session]) -> None:  # noqa: D107 - no new type per request
+        self.kw = factory.kw
+        self.class_ = factory.class_
+        self._session: _SharedSession | None = None
+
+    def __call__(self, **local_kw: Any) -> Session:
+        """The request's Session (made on first use: requests that need no database never open one)."""
+        if self._session is None:
+            self._session = _SharedSession(**{**self.kw, **local_kw})
+        return self._session
+
+    def close(self) -> None:
+        """At the end of the request."""
+        if self._session is not None:
+            self._session.close()

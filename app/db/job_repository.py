@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
 from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job
+from app.db.changes import JOBS_CHANNEL, notify_changes
 from app.db.models import utcnow
 
 MODEL_SLOT = "model"
@@ -45,6 +46,7 @@ class JobRepository:
             with self.session.begin_nested():
                 self.session.add(job)
                 self.session.flush()
+            notify_changes(self.session, kind, JOBS_CHANNEL)  # a waiting worker claims it at commit
         except IntegrityError as error:
             holder = self.session.scalar(select(Job).where(Job.exclusive == exclusive)) if exclusive else None
             if holder is None:

@@ -6,15 +6,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select, text
+from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
+from app.db.changes import CHANGES_CHANNEL, CorpusSettings, notify_changes
 from app.db.metadata_filter import metadata_condition
 from app.db.models import Corpus, Document, DocumentChange, utcnow
 
-CHANGES_CHANNEL = "pairank_changes"
+__all__ = ["CHANGES_CHANNEL", "ChangeLog", "CorpusMark", "CorpusRepository", "DocumentRepository"]
 
 
 class _Keep:
@@ -39,11 +40,13 @@ class DocumentInput:
 
 @dataclass(frozen=True)
 class CorpusMark:
-    """A corpus's id, name and change mark: what a worker compares with its index's mark."""
+    """A corpus's id, name and change mark (what a worker compares with its index's mark), and the
+    settings its requests read (kept on the opened corpus)."""
 
     id: int
     name: str
     change_seq: int
+    settings: CorpusSettings = CorpusSettings()
 
 
 class CorpusRepository:
@@ -90,9 +93,11 @@ class CorpusRepository:
         return list(self.session.scalars(select(Corpus).order_by(Corpus.name)))
 
     def marks(self) -> list[CorpusMark]:
-        """Every corpus's id, name and change mark: one cheap query per sync, whatever the corpus sizes."""
-        rows = self.session.execute(select(Corpus.id, Corpus.name, Corpus.change_seq))
-        return [CorpusMark(int(i), str(n), int(s)) for i, n, s in rows]
+        """Every corpus's id, name, change mark and settings: one cheap query per sync, whatever the sizes."""
+        columns = (Corpus.default_ranking, Corpus.ranking_calibration, Corpus.duplicate_threshold,
+                   Corpus.threshold_model)  # fmt: skip
+        rows = self.session.execute(select(Corpus.id, Corpus.name, Corpus.change_seq, *columns))
+        return [CorpusMark(int(i), str(n), int(s), CorpusSettings(*rest)) for i, n, s, *rest in rows]
 
     def count_documents(self, corpus: Corpus) -> int:
         """Number of documents in a corpus (a maintained counter, not a scan)."""
@@ -133,12 +138,8 @@ class ChangeLog:
         self.session.add_all(rows)
         self.session.flush()
         self.corpus.change_seq = max(int(self.corpus.change_seq), *(int(row.seq) for row in rows))
-        if self.session.get_bind().dialect.name == "postgresql":
-            # Delivered at commit to every worker LISTENing; they poll as well, so a lost one is harmless.
-            self.session.execute(
-                text("SELECT pg_notify(:channel, :payload)"),
-                {"channel": CHANGES_CHANNEL, "payload": str(self.corpus.id)},
-            )
+        # Delivered at commit to every worker LISTENing; they poll as well, so a lost one is harmless.
+        notify_changes(self.session, str(self.corpus.id))
         return int(self.corpus.change_seq)
 
     def since(self, seq: int, limit: int = 10_000) -> list[DocumentChange]:
@@ -209,9 +210,23 @@ class DocumentRepository:
         """Database id -> (external id, text) for the given ids (missing ids are absent)."""
         return documents_by_ids(self.session, self.corpus.id, ids)
 
+    def _column_by_external_id(self, column: Any, external_ids: Sequence[str]) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        unique_ids = list(dict.fromkeys(external_ids))
+        for start in range(0, len(unique_ids), 500):
+            chunk = unique_ids[start : start + 500]
+            rows = self.session.execute(select(Document.external_id, column).where(
+                Document.corpus_id == self.corpus.id, Document.external_id.in_(chunk)))  # fmt: skip
+            found.update((str(external_id), value) for external_id, value in rows)
+        return found
+
     def ids_of(self, external_ids: Sequence[str]) -> dict[str, int]:
-        """External id -> database id for the documents that exist."""
-        return {key: int(row.id) for key, row in self.get_many(external_ids).items()}
+        """External id -> database id for the documents that exist (two columns, never whole rows)."""
+        return self._column_by_external_id(Document.id, external_ids)
+
+    def hashes_of(self, external_ids: Sequence[str]) -> dict[str, str]:
+        """External id -> text hash for the documents that exist (what an upsert must encode)."""
+        return self._column_by_external_id(Document.text_sha256, external_ids)
 
     def upsert(
         self, documents: Iterable[DocumentInput], existing: dict[str, Document]

@@ -55,6 +55,12 @@ QUEUED_TEXTS = Gauge(
 REJECTED_TEXTS = Counter(
     "pairank_encoder_rejected_texts_total", "Texts refused with 429 because the encoder queue was full."
 )
+STAGE_SECONDS = Histogram(
+    "pairank_request_stage_seconds",
+    "Time a request spent in each stage (queue, encode, search, resolve): the Server-Timing header's.",
+    ["stage"],
+    buckets=(0.0005, 0.001, 0.0025, *_LATENCY_BUCKETS),
+)
 RATE_LIMITED = Counter("pairank_rate_limited_total", "Requests refused with 429 by the per-key rate limit.")
 
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from app.stores.port import CorpusVectors, VectorStore
 from indexes.fusion import FusedHit, RankingSetting, fuse
+from indexes.lexical import LexicalIndex
 
 CANDIDATES = 100  # each side's share of the candidates: its top max(k, CANDIDATES)
 _FILTERED_POOL = 10  # a filter keeps fewer lexical hits: look this many times deeper before filtering
@@ -29,11 +30,14 @@ def _complete(
 ) -> tuple[dict[int, float], dict[int, float]]:
     """Both scores of every candidate; a candidate deleted meanwhile (no vector) is left out."""
     missing = [doc_id for doc_id in candidates if doc_id not in dense]
+    # (`search_corpus` hands over every candidate's BM25 already: no second pass over the postings.)
     if missing:
         present, vectors = store.present_vectors(opened, missing)
         dense.update(zip(present, (np.asarray(vectors) @ vector).tolist(), strict=True))
     dense = {doc_id: dense[doc_id] for doc_id in candidates if doc_id in dense}
-    lexical.update(opened.lexical.scores(query, [d for d in dense if d not in lexical]))
+    unscored = [d for d in dense if d not in lexical]
+    if unscored:
+        lexical.update(opened.lexical.scores(query, unscored))
     return dense, lexical
 
 
@@ -50,12 +54,15 @@ def search_corpus(
     """The k best documents for a query: `dense_hits` are the vector search's top max(k, CANDIDATES)
     (already filtered), `allowed` the ids a filter admits (None: every document)."""
     pool = max(k, CANDIDATES)
-    lexical_hits = opened.lexical.search(query, pool if allowed is None else pool * _FILTERED_POOL)
+    # One BM25 pass: every document sharing a term with the query, so the dense candidates' scores too.
+    found = opened.lexical.scores(query)
+    lexical_hits = LexicalIndex.best(found, pool if allowed is None else pool * _FILTERED_POOL)
     if allowed is not None:
         lexical_hits = [(d, s) for d, s in lexical_hits if d in allowed][:pool]
     dense = dict(dense_hits) if how.mode == "hybrid" else {}
     lexical = dict(lexical_hits)
     candidates = list(dict.fromkeys([*dense, *lexical]))
+    lexical.update((d, found.get(d, 0.0)) for d in candidates if d not in lexical)
     dense, lexical = _complete(store, opened, query, vector, candidates, dense, lexical)
     return fuse(dense, lexical, how, k)
 

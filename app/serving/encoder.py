@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from app.core.errors import OverloadedError
+from app.observability.timing import record_encoding
 from encoders.batcher import BatchingConfig, BatchObserver, EncoderOverloaded, MicroBatcher, Priority
 from encoders.loader import EncoderOptions, LoadedEncoder, load_encoder_backend
 from pairank.models import ModelSpec
@@ -77,7 +78,7 @@ class Encoder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Encode an interactive request; OverloadedError (429) when the queue is over its limit."""
         try:
-            return self.batcher.encode(texts, Priority.INTERACTIVE)
+            return self.batcher.encode(texts, Priority.INTERACTIVE, timings=record_encoding)
         except EncoderOverloaded as error:
             raise OverloadedError(str(error), error.retry_after, error.limit) from error
 

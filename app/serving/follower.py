@@ -15,7 +15,8 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.admin_repository import ModelRepository
-from app.db.change_waiter import ChangeWaiter
+from app.db.changes import ChangeWaiter
+from app.db.repository import CorpusMark, CorpusRepository
 from app.serving.state import Serving
 from pairank.models import resolve_model
 
@@ -46,20 +47,24 @@ class DatabaseFollower:
             waiter.close()
 
     def follow_once(self) -> None:
-        """Switch to a newly activated model, then apply document changes past each index's mark."""
-        self._follow_registry()
-        state = self.serving.current()
-        if state is not None:
-            state.store.follow()
-
-    def _follow_registry(self) -> None:
-        # The worker that ran an activation swaps and writes the registry; the others notice the
-        # registry's new active version here and only switch (its snapshots are on disk by then).
+        """Switch to a newly activated model, then apply document changes past each index's mark (the
+        registry and every corpus's mark and settings come from one transaction)."""
         with self.sessions() as session:
             active = ModelRepository(session).active()
             target = (active.version, active.path) if active is not None else None
+            marks: list[CorpusMark] | None = CorpusRepository(session).marks()
+        if self._follow_registry(target):
+            marks = None  # the new state was caught up by the swap; read them again
+        state = self.serving.current()
+        if state is not None:
+            state.store.follow(marks)
+
+    def _follow_registry(self, target: tuple[str, str] | None) -> bool:
+        # The worker that ran an activation swaps and writes the registry; the others notice the
+        # registry's new active version here and only switch (its snapshots are on disk by then).
         current = self.serving.current()
         if target is None or current is None or target[0] == current.model_version or self.serving.swapping():
-            return
+            return False
         log.info("registry's active model is %s: switching", target[0])
         self.serving.swap(self.serving.build_state(resolve_model(target[1])), activate=False)
+        return True

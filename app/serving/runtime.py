@@ -16,6 +16,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
+from app.db.changes import watch_corpus_settings
 from app.db.engine import make_engine, make_session_factory
 from app.serving.demo import seed_demo_corpus
 from app.serving.follower import DatabaseFollower
@@ -37,6 +38,8 @@ class Runtime:
         self.engine = engine or make_engine(settings.resolved_database_url)
         self.sessions: sessionmaker[Session] = make_session_factory(self.engine)
         self.serving = Serving(settings, self.sessions)
+        # Requests read a corpus's rankings from its opened index: this process's own changes reach it here.
+        watch_corpus_settings(self.sessions, self.serving.corpus_settings_changed)
         self.follower = DatabaseFollower(self.serving, self.sessions, self.engine)
         self._closed = threading.Event()
         self._after_loading: list[tuple[str, Loop]] = []

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.config import Settings
 from app.core.errors import NotReadyError
 from app.db.admin_repository import ModelRepository
+from app.db.changes import SettingsChanges
 from app.db.engine import transaction
 from app.observability.metrics import ENCODER_METRICS
 from app.serving.encoder import Encoder
@@ -151,6 +152,16 @@ class Serving:
             retire = threading.Timer(_RETIRE_AFTER_SECONDS, old.encoder.close)
             retire.daemon = True
             retire.start()
+
+    def corpus_settings_changed(self, changes: SettingsChanges) -> None:
+        """A commit of this process changed corpora's rankings or threshold: serve the new ones at once."""
+        state = self._state
+        if state is None:
+            return
+        for opened in state.store.opened():
+            settings = changes.get(opened.corpus_id)
+            if settings is not None:
+                opened.settings = settings
 
     def checkpoint_due(self, max_changes: int, max_seconds: float) -> int:
         """Checkpoint every index with enough (or old enough) changes; returns how many were written."""

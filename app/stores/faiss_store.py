@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.changes import CorpusSettings
 from app.db.corpus_lookup import require_corpus
-from app.db.repository import ChangeLog, CorpusRepository, DocumentRepository
+from app.db.repository import ChangeLog, CorpusMark, CorpusRepository, DocumentRepository
 from app.stores.lexical_store import lexical_operations, open_lexical, save_lexical
 from app.stores.opened import OpenedCorpora, checkpoint_due
 from app.stores.port import Hits, KnownVectors
@@ -56,6 +57,7 @@ class CorpusIndex:
     last_checkpoint_seconds: float | None = None
     recall_at_10: float | None = None
     structure: str = "flat"
+    settings: CorpusSettings = field(default_factory=CorpusSettings)
 
     def search(self, queries: np.ndarray, k: int) -> list[Hits]:
         """Top k (id, cosine) per query row, best first."""
@@ -112,6 +114,7 @@ class FaissStore:
         with self.sessions() as session:
             corpus = require_corpus(session, corpus_id)
             name, spec, mark = corpus.name, IndexSpec.from_dict(corpus.index_spec), int(corpus.change_seq)
+            settings = CorpusSettings.of(corpus)
         started = time.monotonic()
         snapshot = load_snapshot(snapshot_dir(self.root, corpus_id, self.identity), self.identity)
         if snapshot is not None and snapshot.hwm > mark:
@@ -123,7 +126,7 @@ class FaissStore:
         if snapshot is not None:
             index = VectorIndex(self.identity.dimension, spec, snapshot.base)
             index.hwm = snapshot.hwm
-            opened = CorpusIndex(corpus_id, name, index, structure=snapshot.base.structure)
+            opened = CorpusIndex(corpus_id, name, index, structure=snapshot.base.structure, settings=settings)
             opened.recall_at_10 = snapshot.manifest.get("recall_at_10")
             opened.last_checkpoint = datetime.fromisoformat(snapshot.manifest["created_at"])
             opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
@@ -132,7 +135,7 @@ class FaissStore:
             log.info("index %s: snapshot at %d mapped, %d changes replayed (%.2f s)", name, snapshot.hwm,
                      replayed, time.monotonic() - started)  # fmt: skip
             return opened
-        opened = CorpusIndex(corpus_id, name, self._build(corpus_id, name, spec, mark))
+        opened = CorpusIndex(corpus_id, name, self._build(corpus_id, name, spec, mark), settings=settings)
         opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
         with opened.lock:
             self._catch_up_locked(opened)
@@ -213,15 +216,20 @@ class FaissStore:
             upserts += [(d, v, s) for (d, s, _), v in zip(to_encode, vectors, strict=True)]
         return upserts, deletes
 
-    def follow(self) -> None:
-        """Apply other workers' writes: one query for every corpus's mark, then the log after each mark."""
-        with self.sessions() as session:
-            marks = {mark.id: mark for mark in CorpusRepository(session).marks()}
+    def follow(self, marks: list[CorpusMark] | None = None) -> None:
+        """Apply other workers' writes: one query for every corpus's mark (unless given), then the log
+        after each mark that moved."""
+        if marks is None:
+            with self.sessions() as session:
+                marks = CorpusRepository(session).marks()
+        by_id = {mark.id: mark for mark in marks}
         for opened in self.opened():
-            mark = marks.get(opened.corpus_id)
+            mark = by_id.get(opened.corpus_id)
             if mark is None:
                 self.forget(opened.corpus_id)
-            elif mark.change_seq > opened.index.hwm:
+                continue
+            opened.settings = mark.settings
+            if mark.change_seq > opened.index.hwm:
                 self.catch_up(opened)
 
     def forget(self, corpus_id: int) -> None:

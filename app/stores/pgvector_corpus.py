@@ -9,6 +9,7 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.changes import CorpusSettings
 from app.db.repository import CorpusRepository
 from app.db.vector_repository import Space, VectorRepository
 from app.stores.port import Hits
@@ -32,6 +33,7 @@ class PgCorpus:
     hnsw: bool = False
     changes_since_checkpoint: int = 0
     last_checkpoint: datetime | None = None
+    settings: CorpusSettings = field(default_factory=CorpusSettings)
 
     def search(self, queries: np.ndarray, k: int) -> list[Hits]:
         """Top k per query: HNSW with ef_search >= k where the space has its graph, else exact."""

@@ -22,10 +22,11 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.text_hash import text_sha256
+from app.db.changes import CorpusSettings
 from app.db.corpus_lookup import corpus_not_found, require_corpus
 from app.db.engine import transaction
 from app.db.models import Corpus
-from app.db.repository import ChangeLog, CorpusRepository, DocumentRepository
+from app.db.repository import ChangeLog, CorpusMark, CorpusRepository, DocumentRepository
 from app.db.vector_repository import Space, VectorRepository, copy_rows
 from app.db.vector_schema import drop_hnsw_indexes, ensure_vector_schema
 from app.stores.lexical_store import lexical_operations, open_lexical
@@ -83,11 +84,12 @@ class PgVectorStore(SpaceMaintenance):
         with transaction(self.sessions) as session:
             corpus = require_corpus(session, corpus_id)
             name, spec, mark = corpus.name, IndexSpec.from_dict(corpus.index_spec), int(corpus.change_seq)
+            settings = CorpusSettings.of(corpus)
             space = VectorRepository(session).create_space(corpus_id, self.version, self.dimension)
         started = time.monotonic()
         if not space.ready:
             space = self._build(space, name, mark)
-        opened = PgCorpus(corpus_id, name, space, spec, self.sessions)
+        opened = PgCorpus(corpus_id, name, space, spec, self.sessions, settings=settings)
         opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
         self.catch_up(opened)
         with self.sessions() as session:
@@ -172,9 +174,14 @@ class PgVectorStore(SpaceMaintenance):
             texts = DocumentRepository(session, corpus).by_ids(sorted(wanted))
         return entries, need, texts, int(space.hwm)
 
-    def follow(self) -> None:
+    def follow(self, marks: list[CorpusMark] | None = None) -> None:
         """Catch up every opened corpus that another process wrote to (requests check for themselves)."""
+        if marks is None:
+            with self.sessions() as session:
+                marks = CorpusRepository(session).marks()
+        settings = {mark.id: mark.settings for mark in marks}
         for opened in self.opened():
+            opened.settings = settings.get(opened.corpus_id, opened.settings)
             with self.sessions() as session:
                 repository = VectorRepository(session)
                 fresh = repository.freshness(opened.name, self.version)

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 from sqlalchemy.orm import Session
 
+from app.db.changes import CorpusSettings
 from indexes.lexical import LexicalIndex
 
 if TYPE_CHECKING:
     from app.db.models import Corpus
+    from app.db.repository import CorpusMark
 
 Hits = list[tuple[int, float]]  # (database document id, cosine), best first
 KnownVectors = dict[int, tuple[str, np.ndarray]]  # document id -> (text hash, vector) encoded by a writer
@@ -35,6 +37,7 @@ class CorpusVectors(Protocol):
     lock: threading.RLock  # orders this process's writes and catch-ups of the corpus
     changes_since_checkpoint: int
     last_checkpoint: datetime | None
+    settings: CorpusSettings  # the row's rankings and threshold: requests read them here, not the row
 
     def search(self, queries: np.ndarray, k: int) -> list[Hits]:
         """Top k (id, cosine) per query row, best first."""
@@ -67,8 +70,8 @@ class VectorStore(Protocol[Handle]):
     def catch_up(self, opened: Handle, known: KnownVectors | None = None) -> int:
         """Apply every committed change not yet applied; returns how many were applied."""
 
-    def follow(self) -> None:
-        """Apply other processes' writes to every opened corpus."""
+    def follow(self, marks: list[CorpusMark] | None = None) -> None:
+        """Apply other processes' writes (and settings) to every opened corpus; `marks`: read already."""
 
     def forget(self, corpus_id: int) -> None:
         """Drop a deleted corpus from memory."""

@@ -4,6 +4,10 @@ A key reads `prk_<id>_<secret>`: the id finds the row, the 256-bit secret is che
 SHA-256 (the only thing stored) in constant time. A fast hash is enough for random 256-bit secrets (no
 dictionary to try), and it keeps the check off the request's latency budget. Scopes nest: `admin`
 implies `write`, which implies `read`. A key may be limited to a list of corpora.
+
+Each process remembers a check's outcome for `PAIRANK_KEY_CACHE_SECONDS` (`KeyCache`), so a request
+with a key does not read the database: a key revoked through this process is refused at once, one
+revoked elsewhere (another worker, `pairank keys revoke`) within that many seconds.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import hashlib
 import hmac
 import re
 import secrets
+import threading
+import time
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -47,11 +53,50 @@ def _hash(salt: str, secret: str) -> str:
     return hashlib.sha256(f"{salt}:{secret}".encode()).hexdigest()
 
 
-class ApiKeyService:
-    """Key management and verification over the database."""
+class KeyCache:
+    """Outcomes of key checks (a principal, or None for a refused key) for `seconds`, per process."""
 
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
+    def __init__(self, seconds: float, max_entries: int = 10_000) -> None:
+        self.seconds = seconds
+        self.max_entries = max_entries
+        self._entries: dict[str, tuple[float, Principal | None]] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _slot(presented: str) -> str:
+        # The presented key's digest, so that no secret lives on in memory longer than its request.
+        return hashlib.sha256(presented.encode()).hexdigest()
+
+    def get(self, presented: str) -> tuple[bool, Principal | None]:
+        """(True, outcome) when the key was checked less than `seconds` ago; (False, None) otherwise."""
+        if self.seconds <= 0:
+            return False, None
+        entry = self._entries.get(self._slot(presented))
+        if entry is None or entry[0] <= time.monotonic():
+            return False, None
+        return True, entry[1]
+
+    def put(self, presented: str, principal: Principal | None) -> None:
+        """Remember a check's outcome."""
+        if self.seconds <= 0:
+            return
+        with self._lock:
+            if len(self._entries) >= self.max_entries:  # many distinct keys (a scan): start over
+                self._entries.clear()
+            self._entries[self._slot(presented)] = (time.monotonic() + self.seconds, principal)
+
+    def clear(self) -> None:
+        """Forget every outcome (a key was created or revoked through this process)."""
+        with self._lock:
+            self._entries.clear()
+
+
+class ApiKeyService:
+    """Key management and verification over the database (checks remembered in `cache`, if given)."""
+
+    def __init__(self, sessions: sessionmaker[Session], cache: KeyCache | None = None) -> None:
         self.sessions = sessions
+        self.cache = cache
 
     def create(
         self, scope: str, corpora: list[str] | None = None, name: str | None = None, secret: str | None = None
@@ -66,6 +111,7 @@ class ApiKeyService:
                      salt=salt, key_hash=_hash(salt, secret))  # fmt: skip
         with transaction(self.sessions) as session:
             ApiKeyRepository(session).add(row)
+        self._forget()
         return row, f"prk_{key_id}_{secret}"
 
     def list(self) -> list[ApiKey]:
@@ -74,16 +120,31 @@ class ApiKeyService:
             return ApiKeyRepository(session).list()
 
     def revoke(self, key_id: str) -> ApiKey:
-        """Revoke a key: it is refused from the next request on, in every worker."""
+        """Revoke a key: refused from the next request on by this process, by the others within their
+        key cache's seconds."""
         with transaction(self.sessions) as session:
             row = ApiKeyRepository(session).get(key_id)
             if row is None:
                 raise NotFoundError(f"key {key_id!r} does not exist", field="id")
             row.revoked_at = row.revoked_at or utcnow()
-            return row
+        self._forget()
+        return row
+
+    def _forget(self) -> None:
+        if self.cache is not None:
+            self.cache.clear()
 
     def verify(self, presented: str) -> Principal | None:
         """The principal of a presented key, or None when it is unknown, malformed or revoked."""
+        if self.cache is None:
+            return self._verify(presented)
+        known, principal = self.cache.get(presented)
+        if not known:
+            principal = self._verify(presented)
+            self.cache.put(presented, principal)
+        return principal
+
+    def _verify(self, presented: str) -> Principal | None:
         match = _FORMAT.match(presented)
         if match is None:
             return None
@@ -113,6 +174,7 @@ class ApiKeyService:
         with transaction(self.sessions) as session:
             ApiKeyRepository(session).add(ApiKey(id=key_id, name="bootstrap", scope="admin", corpora=None,
                                                  salt=salt, key_hash=_hash(salt, secret)))  # fmt: skip
+        self._forget()
         return True
 
 

@@ -7,6 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from app.core.defaults import DEFAULT_RANKING_BY_KIND
 from app.core.errors import InvalidInputError
 from app.core.limits import check_count, check_text
@@ -105,32 +107,52 @@ class CorpusService:
         with self.service.serving.write_gate.shared():
             state = self.service.serving.state()
             opened = state.store.get(name)
+            # Encode before taking the corpus's locks, so that other writers and catch-ups wait only for
+            # the write itself; a model failure leaves the database untouched.
+            with self.service.sessions() as session:
+                stored = DocumentRepository(session, require_corpus(session, name)).hashes_of(
+                    [item.external_id for item in inputs]
+                )
+            encoded = self._encode(
+                name, state, [i for i in inputs if stored.get(i.external_id) != i.text_sha256]
+            )
             with opened.lock:
-                return self._upsert_locked(name, inputs, state, opened)
+                return self._upsert_locked(name, inputs, state, opened, encoded)
+
+    @staticmethod
+    def _encode(name: str, state: ServingState, items: list[DocumentInput]) -> dict[str, np.ndarray]:
+        vectors = state.encoder.encode_bulk([item.text for item in items], label=f"upsert into {name}")
+        return {item.external_id: vector for item, vector in zip(items, vectors, strict=True)}
 
     def _upsert_locked(
-        self, name: str, inputs: list[DocumentInput], state: ServingState, opened: CorpusVectors
+        self,
+        name: str,
+        inputs: list[DocumentInput],
+        state: ServingState,
+        opened: CorpusVectors,
+        encoded: dict[str, np.ndarray],
     ) -> UpsertCounts:
         with transaction(self.service.sessions) as session:
             corpus = require_corpus(session, name, lock=True)  # writers of one corpus take turns
             repository = DocumentRepository(session, corpus)
             existing = repository.get_many([item.external_id for item in inputs])
-            to_encode = [
+            # The hashes again, under the lock: a text another writer changed (or deleted) since the
+            # encode above is encoded now (rare, and small).
+            late = [
                 item
                 for item in inputs
-                if item.external_id not in existing
-                or existing[item.external_id].text_sha256 != item.text_sha256
+                if item.external_id not in encoded
+                and (
+                    item.external_id not in existing
+                    or existing[item.external_id].text_sha256 != item.text_sha256
+                )
             ]
-            # Encode before writing: a model failure must leave the database untouched.
-            vectors = state.encoder.encode_bulk(
-                [item.text for item in to_encode], label=f"upsert into {name}"
-            )
+            vector_of = {**encoded, **self._encode(name, state, late)} if late else encoded
             previous_mark = int(corpus.change_seq)
             inserted, updated, changed = repository.upsert(inputs, existing)
             if inserted or updated:
                 CorpusRepository(session).touch(corpus)
             total = CorpusRepository(session).count_documents(corpus)
-            vector_of = {item.external_id: vector for item, vector in zip(to_encode, vectors, strict=True)}
             known = {row.id: (row.text_sha256, vector_of[row.external_id]) for row in changed}
             state.store.record_write(session, corpus, previous_mark, known)
         # Committed: the index follows the log (this write, and any other worker's before it).

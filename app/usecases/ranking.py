@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -12,6 +12,7 @@ from app.core.errors import InvalidInputError, NotFoundError
 from app.core.limits import check_count, check_text, check_texts
 from app.db.corpus_lookup import require_corpus
 from app.db.repository import DocumentRepository, found_documents
+from app.observability.timing import stage
 from app.search.filtered import filtered_search, matching_ids, top_k
 from app.search.hybrid import CANDIDATES, rerank, search_corpus
 from app.search.ranking_setting import RankingRequest, RankingSetting, resolve_mode
@@ -62,6 +63,25 @@ class DuplicateReport:
     ranking: RankingSetting
 
 
+class _Hit(NamedTuple):
+    """A hit of any mode: its id, score, and in lexical and hybrid modes the two component scores."""
+
+    doc_id: int
+    score: float
+    dense: float | None = None
+    lexical: float | None = None
+
+
+def _dense(hits: Sequence[tuple[int, float]]) -> list[_Hit]:
+    """Dense hits (no components)."""
+    return [_Hit(doc_id, score) for doc_id, score in hits]
+
+
+def _fused(hits: Sequence[FusedHit]) -> list[_Hit]:
+    """Fused hits with their components."""
+    return [_Hit(h.doc_id, h.score, h.dense, h.lexical) for h in hits]
+
+
 def order_by_score(ids: Sequence[str | int], scores: np.ndarray, k: int) -> list[tuple[str | int, float]]:
     """Top k (id, score), best first; equal scores keep request order so results are deterministic."""
     order = sorted(range(len(ids)), key=lambda i: -float(scores[i]))[:k]
@@ -69,63 +89,83 @@ def order_by_score(ids: Sequence[str | int], scores: np.ndarray, k: int) -> list
 
 
 class RankingService:
-    """Read-only use cases on the serving model and the corpus indexes."""
+    """Read-only use cases on the serving model and the corpus indexes.
+
+    A rank reads the database once when nothing else is asked (resolving the hits to documents): the
+    corpus's rankings come from its opened index, a filter is evaluated once, and the hits of every
+    input text are resolved together.
+    """
 
     def __init__(self, service: ServiceContext) -> None:
         self.service = service
         self.settings = service.settings
 
-    def _resolve(
-        self, opened: CorpusVectors, hits: Sequence[tuple[int, float]], metadata: bool = False
-    ) -> list[RankedItem]:
-        # Ids and texts come from the database, the source of truth; a hit deleted meanwhile is dropped.
-        with self.service.sessions() as session:
-            found = found_documents(session, opened.corpus_id, [doc_id for doc_id, _ in hits], metadata)
-        kept = [(found[d], score) for d, score in hits if d in found]
+    def _found(
+        self, opened: CorpusVectors, doc_ids: Sequence[int], metadata: bool
+    ) -> dict[int, tuple[str, str, dict[str, Any] | None]]:
+        # Ids and texts come from the database, the source of truth; a hit deleted meanwhile is absent.
+        with stage("resolve"), self.service.sessions() as session:
+            return found_documents(session, opened.corpus_id, doc_ids, metadata)
+
+    def _resolve_many(
+        self, opened: CorpusVectors, hit_lists: Sequence[Sequence[_Hit]], metadata: bool
+    ) -> list[list[RankedItem]]:
+        """Each input's hits as ranked documents, all read in one query."""
+        found = self._found(opened, list({h.doc_id: None for hits in hit_lists for h in hits}), metadata)
         return [
-            RankedItem(external_id, text, score, rank, meta)
-            for rank, ((external_id, text, meta), score) in enumerate(kept, start=1)
+            [
+                RankedItem(*found[h.doc_id][:2], h.score, rank, found[h.doc_id][2], h.dense, h.lexical)
+                for rank, h in enumerate((h for h in hits if h.doc_id in found), start=1)
+            ]
+            for hits in hit_lists
         ]
 
-    def _resolve_fused(
-        self, opened: CorpusVectors, hits: Sequence[FusedHit], metadata: bool
-    ) -> list[RankedItem]:
-        parts = {hit.doc_id: hit for hit in hits}
-        with self.service.sessions() as session:
-            found = found_documents(session, opened.corpus_id, list(parts), metadata)
-        kept = [parts[d] for d in parts if d in found]
-        return [
-            RankedItem(*found[h.doc_id][:2], h.score, rank, found[h.doc_id][2], h.dense, h.lexical)
-            for rank, h in enumerate(kept, start=1)
-        ]
+    def _resolve(self, opened: CorpusVectors, hits: Sequence[_Hit], metadata: bool) -> list[RankedItem]:
+        return self._resolve_many(opened, [hits], metadata)[0]
 
-    def _mode(self, corpus_name: str, requested: RankingRequest | None, model: str) -> RankingSetting:
-        with self.service.sessions() as session:
-            corpus = require_corpus(session, corpus_name)
-            return resolve_mode(requested, corpus.ranking_calibration, model, corpus.default_ranking)
+    def _mode(self, opened: CorpusVectors, requested: RankingRequest | None, model: str) -> RankingSetting:
+        settings = opened.settings  # kept on the opened corpus: no read of its row per request
+        return resolve_mode(requested, settings.ranking_calibration, model, settings.default_ranking)
 
-    def _fused_search(
+    def _allowed(self, opened: CorpusVectors, conditions: dict[str, Any] | None) -> list[int] | None:
+        """The ids a filter admits (read once per request), None without a filter."""
+        if not conditions:
+            return None
+        with stage("search"):
+            return matching_ids(self.service.sessions, opened.corpus_id, conditions)
+
+    def _fused_searches(
         self,
         opened: CorpusVectors,
-        query: str,
-        vector: np.ndarray,
+        queries: Sequence[str],
+        vectors: np.ndarray,
         k: int,
         how: RankingSetting,
-        conditions: dict[str, Any] | None,
-    ) -> list[FusedHit]:
-        """Lexical or hybrid search of the whole corpus (or of the documents a filter admits)."""
-        state, sessions = self.service.serving.state(), self.service.sessions
+        allowed: list[int] | None,
+    ) -> list[list[FusedHit]]:
+        """Lexical or hybrid search of the corpus (or of the documents a filter admits) per query; the
+        dense side of every query in one search."""
+        store = self.service.serving.state().store
         pool = max(k, CANDIDATES)
-        allowed: set[int] | None = None
-        if conditions:
-            dense_hits = filtered_search(state.store, opened, sessions, vector[None, :], pool, conditions)[0]
-            allowed = set(matching_ids(sessions, opened.corpus_id, conditions))
-        else:
-            dense_hits = opened.search_one(vector, pool) if how.mode == "hybrid" else []
-        return search_corpus(state.store, opened, query, vector, k, how, dense_hits, allowed)
+        with stage("search"):
+            if allowed is not None:
+                dense_hits = filtered_search(store, opened, vectors, pool, allowed)
+            elif how.mode == "hybrid":
+                dense_hits = (
+                    opened.search(vectors, pool)
+                    if len(queries) > 1
+                    else [opened.search_one(vectors[0], pool)]
+                )
+            else:
+                dense_hits = [[] for _ in queries]
+            admitted = set(allowed) if allowed is not None else None
+            return [
+                search_corpus(store, opened, query, vector, k, how, hits, admitted)
+                for query, vector, hits in zip(queries, vectors, dense_hits, strict=True)
+            ]
 
     def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
-        with self.service.sessions() as session:
+        with stage("resolve"), self.service.sessions() as session:
             corpus = require_corpus(session, corpus_name)
             found = DocumentRepository(session, corpus).ids_of(external_ids)
         missing = [doc_id for doc_id in external_ids if doc_id not in found]
@@ -151,29 +191,31 @@ class RankingService:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
         state = self.service.serving.state()
         opened = state.store.get(corpus_name)
-        how = self._mode(corpus_name, requested, state.model_version)
+        how = self._mode(opened, requested, state.model_version)
         query_vector = state.encoder.encode([query])
+        allowed = self._allowed(opened, conditions)
         database_ids = None
         if candidates is not None:
             database_ids = self._database_ids(corpus_name, "candidates", list(dict.fromkeys(candidates)))
-            if conditions:
-                allowed = set(matching_ids(self.service.sessions, opened.corpus_id, conditions))
-                database_ids = [d for d in database_ids if d in allowed]
+            if allowed is not None:
+                admitted = set(allowed)
+                database_ids = [d for d in database_ids if d in admitted]
         if how.mode != "dense":
             if database_ids is None:
-                fused = self._fused_search(opened, query, query_vector[0], k, how, conditions)
+                fused = self._fused_searches(opened, [query], query_vector, k, how, allowed)[0]
             else:
-                fused = rerank(state.store, opened, query, query_vector[0], database_ids, k, how)
-            return Ranking(self._resolve_fused(opened, fused, include_metadata), state.model_version, how)
-        if database_ids is not None:
-            scores = state.store.vectors_of(opened, database_ids) @ query_vector[0]
-            hits = top_k(database_ids, scores, k)
-        elif conditions:
-            sessions = self.service.sessions
-            hits = filtered_search(state.store, opened, sessions, query_vector, k, conditions)[0]
-        else:
-            hits = opened.search_one(query_vector[0], k)
-        return Ranking(self._resolve(opened, hits, include_metadata), state.model_version, how)
+                with stage("search"):
+                    fused = rerank(state.store, opened, query, query_vector[0], database_ids, k, how)
+            return Ranking(self._resolve(opened, _fused(fused), include_metadata), state.model_version, how)
+        with stage("search"):
+            if database_ids is not None:
+                scores = state.store.vectors_of(opened, database_ids) @ query_vector[0]
+                hits = top_k(database_ids, scores, k)
+            elif allowed is not None:
+                hits = filtered_search(state.store, opened, query_vector, k, allowed)[0]
+            else:
+                hits = opened.search_one(query_vector[0], k)
+        return Ranking(self._resolve(opened, _dense(hits), include_metadata), state.model_version, how)
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
         """Rank texts given inline; each result's id is the text's position in the request."""
@@ -206,46 +248,44 @@ class RankingService:
         for position, (_, text) in enumerate(inputs):
             check_text(self.settings, f"texts[{position}]", text)
         state = self.service.serving.state()
-        used, source, how = self._duplicate_settings(corpus_name, threshold, requested, state.model_version)
         opened = state.store.get(corpus_name)
+        used, source, how = self._duplicate_settings(opened, threshold, requested, state.model_version)
         vectors = state.encoder.encode([text for _, text in inputs])
-        if how.mode != "dense":
-            results = []
-            for (own_id, text), vector in zip(inputs, vectors, strict=True):
-                fused = self._fused_search(opened, text, vector, k + 1, how, conditions)
-                resolved = self._resolve_fused(
-                    opened, [h for h in fused if h.dense >= used], include_metadata
-                )
-                kept = [item for item in resolved if item.id != own_id][:k]
-                matches = [replace(item, rank=rank) for rank, item in enumerate(kept, start=1)]
-                results.append(DuplicateMatches(text, own_id, matches))
-            return DuplicateReport(results, used, source, state.model_version, how)
+        allowed = self._allowed(opened, conditions)
         # One extra hit per query so that excluding the input's own document still leaves k.
-        if conditions:
-            sessions = self.service.sessions
-            all_hits = filtered_search(state.store, opened, sessions, vectors, k + 1, conditions)
+        if how.mode != "dense":
+            fused = self._fused_searches(opened, [t for _, t in inputs], vectors, k + 1, how, allowed)
+            hit_lists = [_fused([h for h in hits if h.dense >= used]) for hits in fused]
         else:
-            all_hits = opened.search(vectors, k + 1)
+            with stage("search"):
+                if allowed is not None:
+                    all_hits = filtered_search(state.store, opened, vectors, k + 1, allowed)
+                else:
+                    all_hits = opened.search(vectors, k + 1)
+            hit_lists = [_dense([(d, s) for d, s in hits if s >= used]) for hits in all_hits]
+        resolved = self._resolve_many(opened, hit_lists, include_metadata)
         results = []
-        for (own_id, text), hits in zip(inputs, all_hits, strict=True):
-            resolved = self._resolve(opened, [(d, s) for d, s in hits if s >= used], include_metadata)
-            kept = [item for item in resolved if item.id != own_id][:k]
+        for (own_id, text), items in zip(inputs, resolved, strict=True):
+            kept = [item for item in items if item.id != own_id][:k]
             matches = [replace(item, rank=rank) for rank, item in enumerate(kept, start=1)]
             results.append(DuplicateMatches(text, own_id, matches))
         return DuplicateReport(results, used, source, state.model_version, how)
 
     def _duplicate_settings(
-        self, corpus_name: str, requested: float | None, requested_mode: RankingRequest | None, model: str
+        self,
+        opened: CorpusVectors,
+        requested: float | None,
+        requested_mode: RankingRequest | None,
+        model: str,
     ) -> tuple[float, str, RankingSetting]:
-        """(threshold, its source, ranking) from one read of the corpus row."""
-        with self.service.sessions() as session:
-            corpus = require_corpus(session, corpus_name)
-            how = resolve_mode(requested_mode, corpus.ranking_calibration, model, corpus.default_ranking)
-            if requested is not None:
-                return requested, "request", how
-            # A calibrated threshold holds only for the model it was calibrated with.
-            if corpus.duplicate_threshold is not None and corpus.threshold_model == model:
-                return corpus.duplicate_threshold, "corpus", how
+        """(threshold, its source, ranking) from the corpus's settings kept on its opened index."""
+        settings = opened.settings
+        how = resolve_mode(requested_mode, settings.ranking_calibration, model, settings.default_ranking)
+        if requested is not None:
+            return requested, "request", how
+        # A calibrated threshold holds only for the model it was calibrated with.
+        if settings.duplicate_threshold is not None and settings.threshold_model == model:
+            return settings.duplicate_threshold, "corpus", how
         return self.settings.duplicate_threshold, "default", how
 
     def document_texts(self, corpus_name: str, ids: Sequence[str]) -> list[tuple[str | None, str]]:

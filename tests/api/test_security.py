@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -155,9 +156,21 @@ def test_unknown_malformed_and_revoked_keys_get_401(secured: TestClient) -> None
     assert secured.delete("/admin/keys/ffffffffffff", headers=ADMIN).status_code == 404
 
 
-def test_revocation_reaches_another_worker_at_once(make_client: ClientFactory) -> None:
+def test_revocation_reaches_another_worker_within_its_key_cache_window(make_client: ClientFactory) -> None:
     first = make_client(auth="required", admin_api_key="admin-from-env")
-    second = make_client(auth="required", admin_api_key="admin-from-env")
+    second = make_client(auth="required", admin_api_key="admin-from-env", key_cache_seconds=1.0)
+    writer = new_key(first, "write")
+    assert second.get("/v1/corpora", headers=writer).status_code == 200
+    first.delete(f"/admin/keys/{writer['Authorization'].split('_')[1]}", headers=ADMIN)
+    assert first.get("/v1/corpora", headers=writer).status_code == 401  # revoked through it: at once
+    assert second.get("/v1/corpora", headers=writer).status_code == 200  # remembered, for 1 s at most
+    time.sleep(1.1)
+    assert second.get("/v1/corpora", headers=writer).status_code == 401
+
+
+def test_without_a_key_cache_revocation_reaches_another_worker_at_once(make_client: ClientFactory) -> None:
+    first = make_client(auth="required", admin_api_key="admin-from-env")
+    second = make_client(auth="required", admin_api_key="admin-from-env", key_cache_seconds=0)
     writer = new_key(first, "write")
     assert second.get("/v1/corpora", headers=writer).status_code == 200
     first.delete(f"/admin/keys/{writer['Authorization'].split('_')[1]}", headers=ADMIN)
