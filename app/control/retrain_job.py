@@ -19,7 +19,7 @@ from app.control.activation import activation_job
 from app.control.gate import GATE_SOURCE, GateDataset, build_gate_dataset, mode_report, paired_noise
 from app.control.gate_cv import FORWARD_MIN_TRAIN, cross_validated_gate
 from app.control.job_context import JobContext, Outcome
-from app.control.pair_export import ExportedPair, read_pairs, write_pairs
+from app.control.pair_export import ExportedPair, read_pairs
 from app.control.training_process import TrainingProcess, describe_exit
 from app.db.blob_store import cached_input
 from app.db.models import utcnow
@@ -35,6 +35,8 @@ from pairank.models import ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
 DEV_FOLDER = "dev"  # in the job folder: the gate's dev set as a BEIR folder, the trainer's dev set
+TRAIN_PAIRS, DEV_PAIRS = "train_pairs.jsonl", "dev_pairs.jsonl"
+INPUTS = (TRAIN_PAIRS, DEV_PAIRS)  # a retraining job's inputs, stored with the job (app/db/blob_store.py)
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,8 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
     if params.hard_negatives:  # mined from every corpus document: the gate's staged corpus
         pool = str(job_dir / DEV_FOLDER / "corpus.jsonl")
         config["stages"][0]["hard_negatives"] = {**params.hard_negatives, "corpus": pool}
-    if (
-        params.cv_folds
-    ):  # K forward cut points over train + dev, then the final model on all pairs (gate_cv.py)
+    if params.cv_folds:
+        # K forward cut points over train + dev, then the final model on all pairs (gate_cv.py).
         config["cv"] = {
             "folds": params.cv_folds,
             "seeds": 1,
@@ -113,29 +114,17 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
     return config
 
 
-TRAIN_PAIRS, DEV_PAIRS = "train_pairs.jsonl", "dev_pairs.jsonl"
-INPUTS = (TRAIN_PAIRS, DEV_PAIRS)  # a retraining job's inputs, stored with the job (app/db/blob_store.py)
-
-
 def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
     """(the job's input folder: pairs and config; the training run's output folder)."""
     return data_dir / "jobs" / job_id, data_dir / "models" / job_id
 
 
-def stage_inputs(
-    job_dir: Path, params: RetrainParams, train: list[ExportedPair], dev: list[ExportedPair]
-) -> None:
-    """Write the pairs and the training config a job runs on into a local job folder."""
-    job_dir.mkdir(parents=True, exist_ok=True)
-    write_pairs(job_dir / TRAIN_PAIRS, train)
-    write_pairs(job_dir / DEV_PAIRS, dev)
-    write_config(job_dir, params, dev)
-
-
-def write_config(job_dir: Path, params: RetrainParams, dev: list[ExportedPair]) -> None:
-    """The job's `pairank train` config, with this machine's paths."""
+def write_config(job_dir: Path, params: RetrainParams, dev: list[ExportedPair]) -> dict[str, Any]:
+    """Write the job's `pairank train` config, with this machine's paths, into its folder; returns it."""
     config = training_config(params, job_dir, dev)
+    job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return config
 
 
 def fetch_inputs(service: ServiceContext, job_id: str, job_dir: Path) -> None:
@@ -177,8 +166,7 @@ class RetrainRun:
         context = self.context
         fetch_inputs(self.service, context.job_id, self.job_dir)
         dev = read_pairs(self.job_dir / DEV_PAIRS)
-        write_config(self.job_dir, self.params, dev)
-        config = yaml.safe_load((self.job_dir / "config.yaml").read_text())
+        config = write_config(self.job_dir, self.params, dev)
         gate_set = self._gate_dataset(dev)
         write_beir(gate_set.dataset, self.job_dir / DEV_FOLDER)  # the trainer's dev set is the gate's
         context.progress("training", train_pairs=context.params.get("train_pairs"), dev_pairs=len(dev))

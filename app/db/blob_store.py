@@ -4,8 +4,7 @@ A process keeps nothing another one needs: a job's inputs (its pairs, an uploade
 blobs in the database, so any worker on any machine runs any job, and a local copy in the data dir
 is only a cache, verified against its sha256 whenever it is used. A blob is written in the caller's
 transaction (chunk by chunk, streamed from a file): until that commits nobody sees it, so a process
-killed mid-upload leaves no half blob behind. Blobs are shared by content and deleted by
-`delete_unreferenced` once nothing refers to them.
+killed mid-upload leaves no half blob behind. Blobs are shared by content.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, delete, exists, func, select
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from app.db.admin_models import Job
@@ -133,23 +132,6 @@ class BlobRepository:
         """The job's inputs: name -> sha256."""
         rows = self.session.execute(select(JobInput.name, JobInput.sha256).where(JobInput.job_id == job_id))
         return {name: sha256 for name, sha256 in rows}
-
-    def drop_inputs(self, job_id: str) -> None:
-        """Forget a job's inputs (their blobs go with the next `delete_unreferenced`)."""
-        self.session.execute(delete(JobInput).where(JobInput.job_id == job_id))
-
-    def delete_unreferenced(self) -> int:
-        """Delete every blob no job input refers to; how many."""
-        referenced = exists().where(JobInput.sha256 == Blob.sha256)
-        doomed = list(self.session.scalars(select(Blob.sha256).where(~referenced)))
-        if doomed:
-            self.session.execute(delete(BlobChunk).where(BlobChunk.sha256.in_(doomed)))
-            self.session.execute(delete(Blob).where(Blob.sha256.in_(doomed)))
-        return len(doomed)
-
-    def stored_bytes(self) -> int:
-        """The size of every stored blob together."""
-        return int(self.session.scalar(select(func.coalesce(func.sum(Blob.size), 0))) or 0)
 
 
 def cached_input(session: Session, job: Job | str, name: str, cache: Path) -> Path:

@@ -10,8 +10,8 @@ import pytest
 import yaml
 
 from app.control.gate import build_gate_dataset, gate_metrics, paired_noise
-from app.control.pair_export import ExportedPair
-from app.control.retrain_job import DEV_FOLDER, RetrainParams, stage_inputs
+from app.control.pair_export import ExportedPair, write_pairs
+from app.control.retrain_job import DEV_FOLDER, TRAIN_PAIRS, RetrainParams, write_config
 from evaluation.datasets import LabeledPair, load_beir
 from evaluation.judgements import judge_pairs, pair_task, relevance_grade, write_beir
 from evaluation.metrics import RankingReport
@@ -101,7 +101,8 @@ def test_the_trainers_best_dev_metric_is_the_gates_candidate_metric(
         dev_fraction=0.2,
     )
     job_dir = tmp_path / "job"
-    stage_inputs(job_dir, params, TRAIN, DEV)
+    write_config(job_dir, params, DEV)
+    write_pairs(job_dir / TRAIN_PAIRS, TRAIN)
     gate_set = build_gate_dataset(CORPUS, DEV)  # what the job stages for the trainer, then gates with
     write_beir(gate_set.dataset, job_dir / DEV_FOLDER)
     config = config_from_dict(yaml.safe_load((job_dir / "config.yaml").read_text()))
