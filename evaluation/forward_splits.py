@@ -50,11 +50,12 @@ def forward_splits(
 
 
 def recent_holdout(ordered_queries: Sequence[str], fraction: float, minimum: int = 1) -> ForwardSplit:
-    """The gate's split: the most recent `fraction` of the queries (at least `minimum`) held out."""
+    """The gate's split: the most recent `fraction` of the queries (at least `minimum`) held out, and
+    never all of them: the earliest query always trains."""
     queries = list(dict.fromkeys(ordered_queries))
-    held = max(minimum, round(len(queries) * fraction))
-    if held >= len(queries):
-        raise ValueError(f"cannot hold out {held} of {len(queries)} queries and still train")
+    if len(queries) < 2:
+        raise ValueError(f"{len(queries)} queries cannot be split into training and validation")
+    held = min(len(queries) - 1, max(minimum, round(len(queries) * fraction)))
     start = len(queries) - held
     return ForwardSplit(cut=start, train=tuple(queries[:start]), validate=tuple(queries[start:]))
 

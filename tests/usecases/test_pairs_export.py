@@ -24,3 +24,15 @@ def test_the_dev_set_is_the_most_recent_queries(make_runtime: Callable[..., Runt
     assert all(p.query not in {"query 8", "query 9"} for p in train)
     # The seed no longer moves the split: time does.
     assert pairs.export("claims", None, dev_fraction=0.2, seed=8) == (train, dev)
+
+
+def test_a_large_dev_fraction_of_few_queries_still_leaves_one_to_train(
+    make_runtime: Callable[..., Runtime],
+) -> None:
+    runtime = make_runtime()
+    CorpusService(runtime).create_corpus("claims", "claim", None)
+    pairs = PairService(runtime)
+    for number in range(3):
+        pairs.add_pairs("claims", [PairInput(f"query {number}", None, f"claim {number}", 1.0)])
+    train, dev = pairs.export("claims", None, dev_fraction=0.9, seed=0)
+    assert [p.query for p in train] == ["query 0"] and [p.query for p in dev] == ["query 1", "query 2"]
