@@ -32,8 +32,9 @@ class EncoderBackend(Protocol):
         """Token ids of each text (truncated to the model's limit), one int64 array per text."""
         ...
 
-    def forward(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
-        """Embeddings of already tokenized texts, one normalized float32 row per text."""
+    def forward(self, token_ids: Sequence[np.ndarray], spare_core: bool = False) -> np.ndarray:
+        """Embeddings of already tokenized texts, one normalized float32 row per text; `spare_core`:
+        several callers wait on this pass, so leave a core to their threads where the runtime can."""
         ...
 
 

@@ -237,7 +237,9 @@ class MicroBatcher:
             for request in batch:
                 request.started = started
             try:
-                vectors = self._forward_sorted([t for r in batch for t in r.tokens])
+                # Several interactive callers in one pass: their threads work beside it (search, answer).
+                waiting = sum(1 for r in batch if r.priority is Priority.INTERACTIVE)
+                vectors = self._forward_sorted([t for r in batch for t in r.tokens], spare_core=waiting > 1)
             except BaseException as error:  # noqa: BLE001 - every waiting caller gets the error
                 for request in batch:
                     request.future.set_exception(error)
@@ -248,7 +250,7 @@ class MicroBatcher:
                 offset += len(request.tokens)
             self._record(offset, time.monotonic() - started)
 
-    def _forward_sorted(self, tokens: list[np.ndarray]) -> np.ndarray:
+    def _forward_sorted(self, tokens: list[np.ndarray], spare_core: bool = False) -> np.ndarray:
         """One or more padded passes over length-sorted texts, rows returned in the original order."""
         order = sorted(range(len(tokens)), key=lambda i: len(tokens[i]))
         out = np.empty((len(tokens), self.backend.dimension), dtype=np.float32)
@@ -266,7 +268,7 @@ class MicroBatcher:
                     break
                 end += 1
             chunk = order[start:end]
-            out[chunk] = self.backend.forward([tokens[i] for i in chunk])
+            out[chunk] = self.backend.forward([tokens[i] for i in chunk], spare_core)
             start = end
         return out
 

@@ -7,7 +7,7 @@ Each reads an export folder written by `encoders.export` (the graph, `tokenizer.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,15 +28,23 @@ def inference_threads(requested: int | None = None) -> int:
 
 
 class _ExportedBackend:
-    """Shared part: tokenizer, padding and normalization around a runtime's `run(inputs)`."""
+    """Shared part: tokenizer, padding and normalization around a runtime's `run(inputs)`.
+
+    A runtime is opened with every core for lone texts (latency), and a second time with one core fewer
+    for passes that serve several waiting callers: their request threads search and answer while the
+    pass runs, and a pass that spins on every core starves them (measured at 32 clients on 2 cores:
+    about 20% more requests/s with one encoder thread fewer, benchmarks/serving.md).
+    """
 
     name = "exported"
 
     def __init__(self, folder: Path, precision: str, threads: int | None = None) -> None:
         self.folder = folder
         self.precision = precision
+        self.threads = inference_threads(threads)
         self.settings = read_tokenizer_settings(folder)
         self._tokenize = FastTokenizer(self.settings)
+        self._runners: dict[int, Callable[[dict[str, np.ndarray]], np.ndarray]] = {}
         self.dimension = int(self.forward(self.tokenize(["dimension probe"])).shape[1])
 
     def tokenize(self, texts: Sequence[str]) -> list[np.ndarray]:
@@ -48,12 +56,17 @@ class _ExportedBackend:
         self.settings = replace(self.settings, max_seq_length=max_seq_length)
         self._tokenize = FastTokenizer(self.settings)
 
-    def forward(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
-        """Normalized embeddings of one padded batch."""
+    def forward(self, token_ids: Sequence[np.ndarray], spare_core: bool = False) -> np.ndarray:
+        """Normalized embeddings of one padded batch; `spare_core`: run on one core fewer."""
+        threads = max(1, self.threads - 1) if spare_core else self.threads
+        runner = self._runners.get(threads)
+        if runner is None:  # opened on first use: a process that never shares cores opens one
+            runner = self._runners[threads] = self._open(threads)
         inputs = pad_batch(token_ids, self.settings.pad_token_id, self.settings.input_names)
-        return normalize(self._run(inputs))
+        return normalize(runner(inputs))
 
-    def _run(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    def _open(self, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
+        """A function that runs the graph on `threads` threads."""
         raise NotImplementedError
 
 
@@ -62,19 +75,16 @@ class OnnxBackend(_ExportedBackend):
 
     name = "onnx"
 
-    def __init__(self, folder: Path, precision: str, threads: int | None = None) -> None:
+    def _open(self, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
         import onnxruntime as ort
 
         options = ort.SessionOptions()
-        options.intra_op_num_threads = inference_threads(threads)
+        options.intra_op_num_threads = threads
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self._session = ort.InferenceSession(
-            str(folder / ONNX_FILE), options, providers=["CPUExecutionProvider"]
+        session = ort.InferenceSession(
+            str(self.folder / ONNX_FILE), options, providers=["CPUExecutionProvider"]
         )
-        super().__init__(folder, precision, threads)
-
-    def _run(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
-        return np.asarray(self._session.run(None, inputs)[0])
+        return lambda inputs: np.asarray(session.run(None, inputs)[0])
 
 
 class OpenVinoBackend(_ExportedBackend):
@@ -82,22 +92,16 @@ class OpenVinoBackend(_ExportedBackend):
 
     name = "openvino"
 
-    def __init__(self, folder: Path, precision: str, threads: int | None = None) -> None:
+    def _open(self, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
         import openvino as ov
 
-        core = ov.Core()
-        config: dict[str, Any] = {
-            "PERFORMANCE_HINT": "LATENCY",
-            "INFERENCE_NUM_THREADS": inference_threads(threads),
-        }
-        self._compiled = core.compile_model(core.read_model(str(folder / OPENVINO_FILE)), "CPU", config)
+        config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads}
+        compiled = ov.Core().compile_model(
+            ov.Core().read_model(str(self.folder / OPENVINO_FILE)), "CPU", config
+        )
         # One infer request reused for every batch: the micro-batcher runs one forward pass at a time.
-        self._request = self._compiled.create_infer_request()
-        super().__init__(folder, precision, threads)
-
-    def _run(self, inputs: dict[str, np.ndarray]) -> np.ndarray:
-        result = self._request.infer(inputs)
-        return np.array(result[self._compiled.output(0)], copy=True)
+        request, output = compiled.create_infer_request(), compiled.output(0)
+        return lambda inputs: np.array(request.infer(inputs)[output], copy=True)
 
 
 EXPORTED_BACKENDS: dict[str, type[_ExportedBackend]] = {"onnx": OnnxBackend, "openvino": OpenVinoBackend}

@@ -121,7 +121,8 @@ class LoadedEncoder:
 @dataclass(frozen=True)
 class EncoderOptions:
     """How to run a model: runtime and precision (`auto`: the best that passes the gate), the export
-    cache folder, the torch device, a token limit other than the model's, threads per forward pass."""
+    cache folder, the torch device, a token limit other than the model's, threads per forward pass of an
+    exported runtime (torch's are process-wide: the entry point sets them)."""
 
     backend: str = "auto"
     precision: str = "auto"
@@ -151,7 +152,7 @@ class EncoderLoader:
             from encoders.torch_backend import TorchBackend
 
             model = load_sentence_transformer(self.spec, device=self.device)
-            self._reference = TorchBackend(model, "fp32", self.max_seq_length, self.threads)
+            self._reference = TorchBackend(model, "fp32", self.max_seq_length)
         return self._reference
 
     def load(self) -> LoadedEncoder:
@@ -183,7 +184,7 @@ class EncoderLoader:
         from encoders.torch_backend import TorchBackend
 
         model = load_sentence_transformer(self.spec, device=self.device)
-        return TorchBackend(model, variant.precision, self.max_seq_length, self.threads)
+        return TorchBackend(model, variant.precision, self.max_seq_length)
 
     def _root(self) -> Path:
         if self.cache_root is None:

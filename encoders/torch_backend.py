@@ -49,12 +49,10 @@ class TorchBackend:
         model: SentenceTransformer,
         precision: str = "fp32",
         max_seq_length: int | None = None,
-        threads: int | None = None,
     ) -> None:
+        # torch's thread count is process-wide: the process's entry point sets it (app.main), not a model.
         import torch
 
-        if threads:
-            torch.set_num_threads(threads)  # process-wide in torch: the last loaded model's setting wins
         self.model = model
         self.device = str(model.device)
         if precision == "fp16":
@@ -74,8 +72,8 @@ class TorchBackend:
         """Token ids per text."""
         return self._tokenize(texts)
 
-    def forward(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
-        """Normalized embeddings of one padded batch."""
+    def forward(self, token_ids: Sequence[np.ndarray], spare_core: bool = False) -> np.ndarray:
+        """Normalized embeddings of one padded batch (torch's threads are process-wide: no spare core)."""
         torch = self._torch
         inputs = pad_batch(token_ids, self.settings.pad_token_id, self.settings.input_names)
         features: dict[str, Any] = {k: torch.from_numpy(v).to(self.device) for k, v in inputs.items()}

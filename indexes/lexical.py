@@ -30,7 +30,7 @@ import numpy as np
 
 from pairank.locks import SharedExclusiveLock
 
-__all__ = ["K1", "B", "LexicalIndex", "Tokenizer"]
+__all__ = ["K1", "B", "LexicalIndex", "Matches", "Tokenizer"]
 
 K1, B = 1.5, 0.75
 FORMAT_VERSION = 1
@@ -69,6 +69,45 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
+@dataclass(frozen=True)
+class Matches:
+    """BM25 scores of the documents matching a query: ids ascending, their scores alongside."""
+
+    ids: np.ndarray
+    scores: np.ndarray
+
+    @classmethod
+    def empty(cls) -> Matches:
+        """No document matches."""
+        return cls(np.zeros(0, np.int64), np.zeros(0, np.float64))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def best(self, k: int) -> list[tuple[int, float]]:
+        """The k best (id, score), best first (ties by id)."""
+        return _best(self.ids, self.scores, k)
+
+    def of(self, doc_ids: Iterable[int]) -> dict[int, float]:
+        """The score of each given id (0 for one that matches no query term)."""
+        wanted = np.fromiter(doc_ids, np.int64)
+        places = np.minimum(np.searchsorted(self.ids, wanted), max(len(self.ids) - 1, 0))
+        hit = (self.ids[places] == wanted) if len(self.ids) else np.zeros(len(wanted), bool)
+        values = np.where(hit, self.scores[places] if len(self.ids) else 0.0, 0.0)
+        return dict(zip(wanted.tolist(), values.tolist(), strict=True))
+
+
+def _best(ids: np.ndarray, values: np.ndarray, k: int) -> list[tuple[int, float]]:
+    if not len(ids):
+        return []
+    if 0 < k < len(values):  # sort only the k best and those tied with the k-th, not every match
+        kth = np.partition(-values, k - 1)[k - 1]
+        keep = np.flatnonzero(-values <= kth)
+        ids, values = ids[keep], values[keep]
+    order = np.lexsort((ids, -values))[:k]
+    return [(int(ids[i]), float(values[i])) for i in order]
+
+
 class LexicalIndex:
     """BM25 over documents addressed by database id, updated in place by upserts and deletes."""
 
@@ -78,6 +117,7 @@ class LexicalIndex:
         self._terms: dict[int, Counter[str]] = {}  # doc id -> term frequencies
         self._lengths: dict[int, int] = {}
         self._postings: dict[str, dict[int, int]] = {}  # term -> {doc id: tf}
+        self._arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # postings as arrays
         self._total_length = 0
         self._lock = SharedExclusiveLock()
 
@@ -108,6 +148,7 @@ class LexicalIndex:
         self._total_length += length
         for term, tf in counts.items():
             self._postings.setdefault(term, {})[doc_id] = tf
+            self._arrays.pop(term, None)
 
     def _remove(self, doc_id: int) -> None:
         counts = self._terms.pop(doc_id, None)
@@ -115,47 +156,72 @@ class LexicalIndex:
             return
         self._total_length -= self._lengths.pop(doc_id)
         for term in counts:
+            self._arrays.pop(term, None)
             posting = self._postings[term]
             del posting[doc_id]
             if not posting:
                 del self._postings[term]
 
-    def scores(self, query: str, doc_ids: Iterable[int] | None = None) -> dict[int, float]:
-        """BM25 of every document sharing a term with the query (or of just `doc_ids`, 0 for no match)."""
+    def match(self, query: str) -> Matches:
+        """BM25 of every document sharing a term with the query, as sorted arrays (one numpy pass per term).
+
+        Each term's postings are kept as arrays, rebuilt after a write touches the term: a query over a
+        10,000-document corpus then costs a few array operations per term instead of a Python loop over
+        thousands of postings. Contributions are summed in query-token order, exactly as a per-document
+        running sum would (np.bincount adds in input order), so scores do not depend on the path.
+        """
         tokens = self.tokenizer(query)
         with self._lock.shared():
             n = len(self._terms)
             if n == 0:
-                return {} if doc_ids is None else dict.fromkeys(doc_ids, 0.0)
+                return Matches.empty()
             average = self._total_length / n
-            wanted = None if doc_ids is None else set(doc_ids)
-            totals: dict[int, float] = {} if wanted is None else dict.fromkeys(wanted, 0.0)
+            parts_ids: list[np.ndarray] = []
+            parts_scores: list[np.ndarray] = []
             for term in tokens:  # a repeated query token counts each time, as in bm25s
-                posting = self._postings.get(term)
-                if not posting:
+                arrays = self._term_arrays(term)
+                if arrays is None:
                     continue
-                idf = math.log(1 + (n - len(posting) + 0.5) / (len(posting) + 0.5))
-                items = (
-                    posting.items() if wanted is None else ((d, posting[d]) for d in wanted if d in posting)
-                )
-                for doc_id, tf in items:
-                    norm = K1 * (1 - B + B * self._lengths[doc_id] / average)
-                    totals[doc_id] = totals.get(doc_id, 0.0) + idf * tf / (tf + norm)
-            return totals
+                ids, tfs, lengths = arrays
+                idf = math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5))
+                norm = K1 * (1 - B + B * lengths / average)
+                parts_ids.append(ids)
+                parts_scores.append(idf * tfs / (tfs + norm))
+        if not parts_ids:
+            return Matches.empty()
+        unique, inverse = np.unique(np.concatenate(parts_ids), return_inverse=True)
+        return Matches(unique, np.bincount(inverse, weights=np.concatenate(parts_scores)))
+
+    def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(doc ids, term frequencies, document lengths) of a term's postings, cached until a write."""
+        cached = self._arrays.get(term)
+        if cached is None:
+            posting = self._postings.get(term)
+            if not posting:
+                return None
+            ids = np.fromiter(posting.keys(), np.int64, len(posting))
+            tfs = np.fromiter(posting.values(), np.float64, len(posting))
+            lengths = np.fromiter((self._lengths[d] for d in posting), np.float64, len(posting))
+            cached = self._arrays[term] = (ids, tfs, lengths)
+        return cached
+
+    def scores(self, query: str, doc_ids: Iterable[int] | None = None) -> dict[int, float]:
+        """BM25 of every document sharing a term with the query (or of just `doc_ids`, 0 for no match)."""
+        matches = self.match(query)
+        if doc_ids is None:
+            return dict(zip(matches.ids.tolist(), matches.scores.tolist(), strict=True))
+        return matches.of(doc_ids)
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The k best (id, score), best first (ties by id); documents without a query term never appear."""
-        return self.best(self.scores(query), k)
+        return self.match(query).best(k)
 
     @staticmethod
     def best(found: dict[int, float], k: int) -> list[tuple[int, float]]:
         """The k best of a `scores` answer, best first (ties by id)."""
-        if not found:
-            return []
         ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
         values = np.fromiter(found.values(), dtype=np.float64, count=len(found))
-        order = np.lexsort((ids, -values))[:k]
-        return [(int(ids[i]), float(values[i])) for i in order]
+        return _best(ids, values, k)
 
     # --- persistence ---------------------------------------------------------------------------------
     def save(self, folder: Path) -> Path:

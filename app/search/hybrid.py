@@ -13,7 +13,6 @@ import numpy as np
 
 from app.stores.port import CorpusVectors, VectorStore
 from indexes.fusion import FusedHit, RankingSetting, fuse
-from indexes.lexical import LexicalIndex
 
 CANDIDATES = 100  # each side's share of the candidates: its top max(k, CANDIDATES)
 _FILTERED_POOL = 10  # a filter keeps fewer lexical hits: look this many times deeper before filtering
@@ -55,14 +54,14 @@ def search_corpus(
     (already filtered), `allowed` the ids a filter admits (None: every document)."""
     pool = max(k, CANDIDATES)
     # One BM25 pass: every document sharing a term with the query, so the dense candidates' scores too.
-    found = opened.lexical.scores(query)
-    lexical_hits = LexicalIndex.best(found, pool if allowed is None else pool * _FILTERED_POOL)
+    found = opened.lexical.match(query)
+    lexical_hits = found.best(pool if allowed is None else pool * _FILTERED_POOL)
     if allowed is not None:
         lexical_hits = [(d, s) for d, s in lexical_hits if d in allowed][:pool]
     dense = dict(dense_hits) if how.mode == "hybrid" else {}
     lexical = dict(lexical_hits)
     candidates = list(dict.fromkeys([*dense, *lexical]))
-    lexical.update((d, found.get(d, 0.0)) for d in candidates if d not in lexical)
+    lexical.update(found.of(d for d in candidates if d not in lexical))
     dense, lexical = _complete(store, opened, query, vector, candidates, dense, lexical)
     return fuse(dense, lexical, how, k)
 

@@ -294,12 +294,11 @@ class FaissStore:
 
     def present_vectors(self, opened: CorpusIndex, doc_ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
         """(ids found, their vectors): documents deleted meanwhile are left out, not an error."""
-        index = opened.index
-        present = [doc_id for doc_id in doc_ids if doc_id in index]
+        present, vectors = opened.index.present(doc_ids)
         if len(present) < len(doc_ids):
             self.catch_up(opened)  # written by another worker and not applied here yet?
-            present = [doc_id for doc_id in doc_ids if doc_id in index]
-        return present, index.vectors(present)
+            present, vectors = opened.index.present(doc_ids)
+        return present, vectors
 
     def vectors_of(self, opened: CorpusIndex, doc_ids: Sequence[int]) -> np.ndarray:
         """Stored vectors of documents; catches up once if this worker has not seen one of them yet."""

@@ -19,12 +19,14 @@ class GatedBackend:
         self.gate = threading.Event()
         self.started = threading.Event()
         self.passes: list[int] = []
+        self.spare_core: list[bool] = []
 
     def tokenize(self, texts: Sequence[str]) -> list[np.ndarray]:
         return self.inner.tokenize(texts)
 
-    def forward(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
+    def forward(self, token_ids: Sequence[np.ndarray], spare_core: bool = False) -> np.ndarray:
         self.started.set()
         self.gate.wait(30)
         self.passes.append(len(token_ids))
+        self.spare_core.append(spare_core)
         return self.inner.forward(token_ids)

@@ -115,6 +115,9 @@ def test_interactive_calls_go_before_queued_bulk_work(tiny_torch_backend: TorchB
     # After "hold", the query (3 texts) goes first although the bulk chunk (4) was queued before it;
     # the bulk chunk does not fit beside it, then the bulk call's last text follows.
     assert backend.passes == [1, 3, 4, 1]
+    # Only a pass serving several interactive callers leaves a core to their threads; here each pass
+    # serves one caller (the query's 3 texts are one call) or bulk work.
+    assert backend.spare_core == [False, False, False, False]
     assert set(outcome) == {"first", "bulk", "query"}
 
 
@@ -155,3 +158,24 @@ def test_without_micro_batching_each_request_runs_alone(tiny_torch_backend: Torc
         batcher.close()
     np.testing.assert_allclose(vectors, encode_alone(tiny_torch_backend, texts), atol=1e-6)
     assert batcher.stats.batches == 0  # no worker thread: the caller ran the passes itself
+
+
+def test_a_pass_serving_several_callers_leaves_a_core_spare(tiny_torch_backend: TorchBackend) -> None:
+    backend = GatedBackend(tiny_torch_backend)
+    batcher = MicroBatcher(backend, BatchingConfig(max_batch_texts=8, wait_ms=0))
+    try:
+        first = threading.Thread(target=lambda: batcher.encode(["hold"]))
+        first.start()
+        assert backend.started.wait(10)
+        callers = [threading.Thread(target=lambda: batcher.encode(["a query"])) for _ in range(3)]
+        for thread in callers:
+            thread.start()
+        while batcher.queued_texts < 3:
+            threading.Event().wait(0.01)
+        backend.gate.set()
+        for thread in (first, *callers):
+            thread.join(30)
+    finally:
+        batcher.close()
+    assert backend.passes == [1, 3]
+    assert backend.spare_core == [False, True]

@@ -54,6 +54,11 @@ def test_each_variant_exports_passes_the_gate_and_matches_torch(
     assert cosines.min() >= 0.97
     if precision == "fp32":
         np.testing.assert_allclose(ours, reference, atol=1e-4)
+    # A pass on one core fewer runs the same graph: the same vectors.
+    batch = loaded.backend.tokenize(texts[:8])
+    np.testing.assert_allclose(
+        loaded.backend.forward(batch, spare_core=True), loaded.backend.forward(batch), atol=1e-5
+    )
 
 
 def test_second_start_reuses_the_export_without_loading_torch(tiny_spec: ModelSpec, tmp_path: Path) -> None:

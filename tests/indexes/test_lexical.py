@@ -90,6 +90,25 @@ OPS = st.lists(
 )
 
 
+def reference_bm25(texts: dict[int, str], query: str) -> dict[int, float]:
+    """BM25 (Lucene form) by the book, one running sum per document in query-token order."""
+    tokenize = Tokenizer()
+    documents = {doc_id: tokenize(text) for doc_id, text in texts.items()}
+    if not documents:
+        return {}
+    average = sum(len(terms) for terms in documents.values()) / len(documents)
+    totals: dict[int, float] = {}
+    for term in tokenize(query):
+        holders = {d: terms.count(term) for d, terms in documents.items() if term in terms}
+        if not holders:
+            continue
+        idf = math.log(1 + (len(documents) - len(holders) + 0.5) / (len(holders) + 0.5))
+        for doc_id, tf in holders.items():
+            norm = 1.5 * (1 - 0.75 + 0.75 * len(documents[doc_id]) / average)
+            totals[doc_id] = totals.get(doc_id, 0.0) + idf * tf / (tf + norm)
+    return totals
+
+
 @settings(max_examples=60, deadline=None)
 @given(OPS)
 def test_any_sequence_of_writes_and_restarts_equals_a_fresh_build(ops: list[tuple[str, int, str]]) -> None:
@@ -98,6 +117,8 @@ def test_any_sequence_of_writes_and_restarts_equals_a_fresh_build(ops: list[tupl
     with tempfile.TemporaryDirectory() as folder:
         index, truth = LexicalIndex(), {}
         for seq, (op, doc_id, text) in enumerate(ops, start=1):
+            # Queried between writes, so a term's cached postings arrays must follow every write.
+            assert index.scores("shark highway the flood") == reference_bm25(truth, "shark highway the flood")
             if op == "upsert":
                 index.apply([(doc_id, text)], hwm=seq)
                 truth[doc_id] = text
@@ -113,3 +134,14 @@ def test_any_sequence_of_writes_and_restarts_equals_a_fresh_build(ops: list[tupl
         fresh.apply(sorted(truth.items()))
         for query in ("shark highway", "virus bleach moon", "gates studio flood"):
             assert index.scores(query) == pytest.approx(fresh.scores(query))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 50), st.sampled_from([0.5, 1.0, 1.5, 2.25, 3.0]), max_size=40),
+    st.integers(0, 45),
+)
+def test_best_equals_a_full_sort_with_ties_by_id(found: dict[int, float], k: int) -> None:
+    """The partial sort keeps exactly what sorting every match by (-score, id) keeps."""
+    expected = sorted(found.items(), key=lambda item: (-item[1], item[0]))[:k]
+    assert LexicalIndex.best(found, k) == expected

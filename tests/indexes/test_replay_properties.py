@@ -63,8 +63,14 @@ def test_replaying_the_log_equals_a_fresh_build(operations: list[tuple[str, int,
         reference.apply([(doc, vector(seed), 1) for doc, seed in truth.items()])
         assert len(index) == len(truth)
         assert all(doc in index for doc in truth)
+        assert index.present([])[0] == []
         if truth:
             docs = sorted(truth)
             np.testing.assert_allclose(index.vectors(docs), reference.vectors(docs), atol=1e-6)
+            # One vectorized lookup of every id, present or not, agrees with the truth (order kept).
+            asked = list(range(31))[::-1]
+            present, found = index.present(asked)
+            assert present == [d for d in asked if d in truth]
+            np.testing.assert_allclose(found, reference.vectors(present), atol=1e-6)
             query = vector(12345)[None]
             assert [d for d, _ in index.search(query, 5)[0]] == [d for d, _ in reference.search(query, 5)[0]]
