@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import CorpusName, DocumentId, JsonObject, NonBlankText, limited
+from app.schemas.evaluations import MetricName
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
 
 
@@ -114,15 +115,26 @@ class HardNegativesIn(RequestModel):
         return self
 
 
-class RetrainRequest(BaseModel):
+# The names training registers (training.losses.LOSSES, training.shuffling.BATCH_ORDERS): app/ and training/
+# meet only through files, so the schema lists them here and tests/test_method_names.py keeps them equal.
+LossName = Literal["bsc", "combo", "mse", "triplet", "mnr", "focal_infonce", "pairsupcon"]
+ShufflingName = Literal["random", "none", "example", "fast_words", "fast_clusters", "fast_neighbours"]
+# Hard negatives are BSC's extra columns: with another loss named, `hard_negatives` must be absent or null.
+_HARD_NEGATIVES_NEED_BSC: dict[str, JsonValue] = {
+    "if": {"required": ["loss"], "properties": {"loss": {"not": {"enum": ["bsc", None]}}}},
+    "then": {"properties": {"hard_negatives": {"type": "null"}}},
+}
+
+
+class RetrainRequest(RequestModel):
     """POST /admin/retrain body; everything has a default (see README, "Retraining")."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(json_schema_extra=_HARD_NEGATIVES_NEED_BSC)
     corpus: CorpusName
     base_model: str | None = Field(None, description="Default: the active model.")
-    loss: str | None = None
+    loss: LossName | None = Field(None, description="Default: bsc.")
     loss_params: JsonObject | None = None
-    shuffling: str | None = None
+    shuffling: ShufflingName | None = Field(None, description="Default: example.")
     shuffle_params: JsonObject | None = None
     epochs: int | None = Field(None, ge=1, le=50)
     batch_size: int | None = Field(None, ge=2, le=1024)
@@ -130,7 +142,9 @@ class RetrainRequest(BaseModel):
     max_seq_length: int | None = Field(None, ge=8, le=512)
     seed: int | None = Field(None, ge=0)
     dev: DevSet | None = None
-    gate_metric: str | None = None
+    gate_metric: MetricName | None = Field(
+        None, description="Default: the corpus kind's (MRR for claims, else MAP)."
+    )
     auto_activate: bool | None = None
     min_improvement: float | None = Field(None, ge=-1.0, le=1.0)
     require_significant: bool | None = Field(

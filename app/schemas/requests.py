@@ -1,33 +1,60 @@
-"""The base of every request body model: unknown fields refused, no booleans taken for numbers, and
+"""The base of every request body model: unknown fields refused, strict types, and
 "exactly one of these fields" rules stated in the JSON Schema as well as enforced."""
 
 from __future__ import annotations
 
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
 
 class RequestModel(BaseModel):
-    """Request bodies: extra fields are an error; `true` is not the number 1."""
+    """Request bodies: extra fields are an error; types are strict (`true` is not the number 1, `0` not a
+    boolean, `"5"` not a number), as the schema says; JSON integers still fill number fields."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     @model_validator(mode="before")
     @classmethod
-    def _no_booleans_for_numbers(cls, data: Any) -> Any:
+    def _integral_numbers_are_integers(cls, data: Any) -> Any:
+        # JSON Schema's `integer` includes 49.0 (a number with no fraction); strict pydantic does not.
         if not isinstance(data, dict):
             return data
         for name, field in cls.model_fields.items():
-            value = data.get(field.alias or name)
-            annotation = str(field.annotation)
-            if (
-                isinstance(value, bool)
-                and ("int" in annotation or "float" in annotation)
-                and "bool" not in annotation
-            ):
-                raise ValueError(f"`{name}` must be a number, not a boolean")
+            key = field.alias or name
+            value: Any = data.get(key)
+            shape = _integer_shape(field.annotation)
+            if shape == "one" and _integral(value):
+                data = {**data, key: int(value)}
+            elif shape == "list" and isinstance(value, list) and any(_integral(v) for v in value):
+                data = {**data, key: [int(v) if _integral(v) else v for v in value]}
         return data
+
+
+def _integral(value: Any) -> bool:
+    return isinstance(value, float) and value.is_integer()
+
+
+def _integer_shape(annotation: Any) -> str | None:
+    """ "one" for an int field, "list" for a list of ints, else None (optional or not)."""
+    options = (
+        [a for a in get_args(annotation) if a is not type(None)] if _is_union(annotation) else [annotation]
+    )
+    for option in options:
+        inner = get_args(option)[0] if get_origin(option) is Annotated else option
+        if inner is int:
+            return "one"
+        if get_origin(inner) is list and get_args(inner):
+            element = get_args(inner)[0]
+            element = get_args(element)[0] if get_origin(element) is Annotated else element
+            if element is int:
+                return "list"
+    return None
+
+
+def _is_union(annotation: Any) -> bool:
+    return get_origin(annotation) in (Union, UnionType)
 
 
 def exactly_one_of(*groups: tuple[str, ...]) -> dict[str, Any]:

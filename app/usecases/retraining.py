@@ -13,7 +13,7 @@ from app.control import gate_cv, job_kinds
 from app.control.pair_export import write_pairs
 from app.control.retrain_job import DEV_PAIRS, TRAIN_PAIRS, RetrainParams
 from app.core.defaults import default_gate_metric
-from app.core.errors import InvalidInputError
+from app.core.errors import ConflictError, InvalidInputError
 from app.db.admin_models import Job
 from app.db.admin_repository import ModelRepository
 from app.db.blob_store import BlobRepository
@@ -101,12 +101,13 @@ class RetrainService:
         train, dev = PairService(self.service).export(
             params.corpus, dev_pairs, params.dev_fraction, params.seed
         )
+        # The request is valid; the corpus's pairs are not (yet) enough: a conflict with its state.
         if len(train) < 2:
-            raise InvalidInputError(
+            raise ConflictError(
                 f"corpus {params.corpus!r} has {len(train)} training pairs; need at least 2", "corpus"
             )
         if not any(p.label > 0 for p in dev):
-            raise InvalidInputError("dev: the dev set has no positive pair to evaluate the gate on", "dev")
+            raise ConflictError("dev: the dev set has no positive pair to evaluate the gate on", "dev")
         folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev])
         params = dataclasses.replace(params, cv_folds=folds)
         job_id = str(uuid.uuid4())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -58,3 +59,12 @@ def add_claims(client: TestClient, corpus: str = "claims", kind: str = "claim") 
     documents = [{"id": i, "text": t} for i, t in CLAIMS]
     response = client.post(f"/v1/corpora/{corpus}/documents", json={"documents": documents})
     assert response.status_code == 200, response.text
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """`make fuzz` says how many generated cases ran and how many failed."""
+    fuzz = sys.modules.get("tests.api.test_fuzz")
+    if fuzz is None or not fuzz.CASES["cases"]:
+        return
+    failed = len(terminalreporter.stats.get("failed", []))
+    terminalreporter.write_line(f"fuzz: {fuzz.CASES['cases']} generated cases, {failed} failed operations")

@@ -160,11 +160,15 @@ def test_retrain_validation(admin: TestClient) -> None:
     assert admin.post("/admin/retrain", json={"corpus": "nope"}, headers=KEY).status_code == 404
     admin.post("/v1/corpora", json={"name": "empty", "kind": "answer"})
     no_pairs = admin.post("/admin/retrain", json={"corpus": "empty"}, headers=KEY)
-    assert no_pairs.status_code == 422 and "training pairs" in no_pairs.json()["detail"]
+    assert no_pairs.status_code == 409 and "training pairs" in no_pairs.json()["detail"]
     assert (
         admin.post("/admin/retrain", json={"corpus": "claims", "epochs": 0}, headers=KEY).status_code == 422
     )
     assert admin.get("/admin/jobs/nope", headers=KEY).status_code == 404
+    # Types are strict, as the schema says: a number is not a boolean, a string not a number.
+    for body in ({"auto_activate": 0}, {"epochs": "2"}, {"epochs": True}):
+        strict = admin.post("/admin/retrain", json={"corpus": "claims", **body}, headers=KEY)
+        assert strict.status_code == 422 and strict.json()["errors"][0]["field"] == next(iter(body))
 
 
 def test_other_workers_follow_an_activation(

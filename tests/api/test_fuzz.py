@@ -39,6 +39,7 @@ _SETTINGS = Settings(
 )
 _RUNTIME = Runtime(_SETTINGS)
 WRITE_KEY: dict[str, str] = {}
+ADMIN_KEY = {"Authorization": "Bearer fuzz-key"}
 APP = create_app(_SETTINGS, _RUNTIME)
 schema = schemathesis.openapi.from_asgi("/openapi.json", APP, config=CONFIG)
 
@@ -51,21 +52,39 @@ def started(tiny_model_dir: Path, export_cache_dir: Path) -> Iterator[None]:
     upgrade_to_head(_SETTINGS.resolved_database_url)
     with TestClient(APP) as client:
         assert _RUNTIME.wait_ready(60), _RUNTIME.load_error
-        # Cases carry a write key: every read and write route is exercised, admin routes answer 403
-        # (fuzzing them would start retraining jobs); requests without it must get 401 (ignored_auth).
+        # Cases carry a write key (admin routes: the admin key); requests without one must get 401
+        # (ignored_auth).
         _, key = ApiKeyService(_RUNTIME.sessions).create("write", name="fuzz")
         WRITE_KEY["Authorization"] = f"Bearer {key}"
         client.headers.update(WRITE_KEY)
         client.post("/v1/corpora", json={"name": "claims", "kind": "claim"})
         documents = [{"id": i, "text": t, "metadata": {"lang": "en"}} for i, t in CLAIMS]
         client.post("/v1/corpora/claims/documents", json={"documents": documents})
+        # Judged pairs, so that a generated retraining request can really queue its job.
+        queries = ["moon film set", "bleach cure", "vaccine autism", "flat earth nasa", "shark highway"]
+        pairs = [{"query": q, "document_id": doc, "label": 1} for q, (doc, _) in zip(queries, CLAIMS, strict=True)]
+        client.post("/v1/corpora/claims/pairs", json={"pairs": pairs})
         yield
     _RUNTIME.close()
 
 
-@schema.parametrize()
-@settings(
+FUZZ_SETTINGS = settings(
     deadline=None, suppress_health_check=list(HealthCheck), **({"max_examples": EXAMPLES} if EXAMPLES else {})
 )
+CASES = {"cases": 0}  # counted for `make fuzz`'s closing line (tests/api/conftest.py)
+
+
+@schema.exclude(path_regex="^/admin").parametrize()
+@FUZZ_SETTINGS
 def test_every_operation_keeps_its_contract(case: Any) -> None:
+    CASES["cases"] += 1
     case.call_and_validate(headers=WRITE_KEY)
+
+
+# Admin routes with the admin key: retraining requests really queue jobs (on the tiny model; no worker
+# runs here, so a second one meets the unfinished first: 409), keys are created and revoked.
+@schema.include(path_regex="^/admin").parametrize()
+@FUZZ_SETTINGS
+def test_every_admin_operation_keeps_its_contract(case: Any) -> None:
+    CASES["cases"] += 1
+    case.call_and_validate(headers=ADMIN_KEY)

@@ -21,7 +21,8 @@ router = APIRouter(
 
 @router.post("/retrain", status_code=202, response_model=JobCreated, responses=CONFLICT)
 def retrain(body: RetrainRequest, service: RetrainServiceDep) -> JobCreated:
-    """Queue a retraining job (409 while a retraining or activation job is unfinished)."""
+    """Queue a retraining job; 409 while a retraining or activation job is unfinished, or when the corpus's
+    pairs cannot train and gate a model (fewer than 2 training pairs, no positive pair to gate on)."""
     job = service.submit(body)
     return JobCreated(job_id=job.id, status=job.status)
 
@@ -38,9 +39,10 @@ def get_job(job_id: RecordIdParam, service: JobServiceDep) -> JobOut:
     return JobOut.model_validate(service.get(job_id))
 
 
-@router.post("/jobs/{job_id}/cancel", status_code=202, response_model=JobOut)
+@router.post("/jobs/{job_id}/cancel", status_code=202, response_model=JobOut, responses=CONFLICT)
 def cancel_job(job_id: RecordIdParam, service: JobServiceDep) -> JobOut:
-    """Cancel a queued job, or ask the worker running it to stop (it does within a second)."""
+    """Cancel a queued job, or ask the worker running it to stop (it does within a second); 409 for a
+    job already finished."""
     return JobOut.model_validate(service.cancel(job_id))
 
 
