@@ -4,7 +4,10 @@ One worker runs one job at a time. While a job runs, a keeper thread renews its 
 and reads its cancel flag, so a cancel sent to any API process reaches the job within a second, and a
 worker that dies (kill -9, lost host) stops renewing: once its lease expires, any other worker (or the
 next start) fails the job. Such jobs are failed, not retried: a retraining or an import that stopped
-half-way is for an operator to look at and resubmit (an import resumes from its last chunk).
+half-way is for an operator to look at and resubmit (an import resumes from its last chunk). A job that
+meets a database outage is different: nothing is wrong with it, so once the database answers again it
+is queued again (at most MAX_REQUEUES times) and resumes; its lease (30 s by default) outlives a short
+outage meanwhile.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.control.job_context import JobCancelled, JobContext, Outcome
 from app.control.job_kinds import on_finished
 from app.db.changes import JOBS_CHANNEL, ChangeWaiter
-from app.db.engine import transaction
+from app.db.engine import DATABASE_UNAVAILABLE, transaction
 from app.db.job_repository import JobRepository
 from app.serving.context import ServiceContext
 
@@ -30,6 +33,8 @@ log = logging.getLogger(__name__)
 Handler = Callable[[ServiceContext, JobContext], Outcome]
 _RENEW_SECONDS = 1.0
 _EXPIRY_SECONDS = 5.0  # how often an idle worker looks for jobs whose worker stopped renewing
+REQUEUED = "_requeued"  # in a job's params: how often a database outage sent it back to the queue
+MAX_REQUEUES = 3
 
 
 def worker_name() -> str:
@@ -130,12 +135,39 @@ class JobWorker:
             context.check_cancel()
         except JobCancelled:
             self._finish(context, "cancelled", Outcome({"error": context.cancel_reason}))
+        except DATABASE_UNAVAILABLE as error:
+            if not self._requeue_when_back(context):
+                self._finish(context, "failed", Outcome({"error": f"the database was unreachable: {error}"}))
         except Exception as error:  # noqa: BLE001 - every failure ends the job with its reason
             log.exception("job %s failed", context.job_id)
             message = getattr(error, "message", None) or f"{type(error).__name__}: {error}"
             self._finish(context, "failed", Outcome({"error": message}))
         else:
             self._finish(context, "succeeded", outcome)
+
+    def _requeue_when_back(self, context: JobContext) -> bool:
+        """The database went away under the job: queue it again once it answers (within the lease), so
+        any worker resumes it (an import from its last committed chunk, other kinds from the start).
+        False when the job was requeued too often already (it then fails as any other error does)."""
+        if int(context.params.get(REQUEUED, 0)) >= MAX_REQUEUES:
+            return False
+        deadline = time.monotonic() + self.lease_seconds
+        while time.monotonic() < deadline:
+            try:
+                with transaction(self.sessions) as session:
+                    repository = JobRepository(session)
+                    job = repository.get(context.job_id)
+                    if job is not None and job.owner == self.owner and job.status == "running":
+                        repository.update(
+                            job.id, params={**job.params, REQUEUED: context.params.get(REQUEUED, 0) + 1}
+                        )
+                        repository.requeue(job.id)
+                        log.warning("job %s met a database outage; queued again", context.job_id)
+                return True
+            except DATABASE_UNAVAILABLE:
+                time.sleep(1)
+        log.error("job %s: the database stayed away; its lease runs out and it fails", context.job_id)
+        return True
 
     def _finish(self, context: JobContext, status: str, outcome: Outcome) -> None:
         with transaction(self.sessions) as session:
