@@ -1,12 +1,14 @@
 """Jobs across real processes: two API servers and `pairank worker`s on one database (both databases).
 
 One submission wins the model slot, a worker claims the job, recovery leaves a live worker's job alone,
-a cancel sent to the other API process stops it, and a worker killed with -9 loses its job to lease
-expiry (failed by another worker, never run twice).
+a cancel sent to the other API process stops it, a worker killed with -9 loses its job to lease
+expiry (failed by another worker, never run twice), and a worker stopped with SIGTERM hands its job
+back to the queue for another worker.
 """
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import threading
@@ -94,5 +96,17 @@ def test_jobs_across_processes(
     assert lost["status"] == "failed" and f"{lost_owner} stopped renewing its lease" in lost["error"]
     assert lost["owner"] == lost_owner  # never claimed again, so never run twice
     assert "running retrain job " + next_id not in other.log_file.read_text()
+    # SIGTERM of a worker running a job (a deploy, a scale-down): the job goes back to the queue and
+    # another worker runs it, instead of being cancelled.
+    handed_id = http.post("/admin/retrain", json=RETRAIN, headers=KEY).json()["job_id"]
+    stopping_owner = wait_for(http, handed_id, training)["owner"]
+    other.kill(signal.SIGTERM)
+    assert other.process.returncode == 0
+    assert "queued again" in other.log_file.read_text()
+    third = start_worker(job_lease_seconds="3")
+    handed = wait_for(http, handed_id, lambda j: j["status"] == "running" and j["owner"] != stopping_owner)
+    assert handed["owner"].split(":")[1] == str(third.pid)
+    assert second.http.post(f"/admin/jobs/{handed_id}/cancel", headers=KEY).status_code == 202
+    wait_for(http, handed_id, lambda j: j["status"] == "cancelled", timeout=30)
     # The slot is free again, and the service kept serving throughout.
     assert second.http.post("/v1/corpora/claims/rank", json={"query": "moon", "k": 1}).status_code == 200

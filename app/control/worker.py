@@ -78,9 +78,10 @@ class JobWorker:
         self.poll_seconds = poll_seconds
         self.owner = worker_name()
         self.current: JobContext | None = None
+        self._released: set[str] = set()  # jobs stopped because this worker stops (not cancelled)
 
     def run_forever(self, stop: threading.Event) -> None:
-        """Claim and run jobs until `stop` is set; a job running then is cancelled and failed.
+        """Claim and run jobs until `stop` is set; a job running then is stopped and queued again.
 
         Idle, it waits for a NOTIFY of a queued job on PostgreSQL (polling only as the fallback), and
         polls every `poll_seconds` on SQLite; lost workers' jobs are failed every `_EXPIRY_SECONDS`.
@@ -134,7 +135,10 @@ class JobWorker:
             outcome = handler(self.service, context)
             context.check_cancel()
         except JobCancelled:
-            self._finish(context, "cancelled", Outcome({"error": context.cancel_reason}))
+            if context.job_id in self._released:  # this worker is stopping: another one takes the job
+                self._release(context)
+            else:
+                self._finish(context, "cancelled", Outcome({"error": context.cancel_reason}))
         except DATABASE_UNAVAILABLE as error:
             if not self._requeue_when_back(context):
                 self._finish(context, "failed", Outcome({"error": f"the database was unreachable: {error}"}))
@@ -144,6 +148,15 @@ class JobWorker:
             self._finish(context, "failed", Outcome({"error": message}))
         else:
             self._finish(context, "succeeded", outcome)
+
+    def _release(self, context: JobContext) -> None:
+        """Hand a job this stopping worker began back to the queue (an import resumes where it was)."""
+        with transaction(self.sessions) as session:
+            repository = JobRepository(session)
+            job = repository.get(context.job_id)
+            if job is not None and job.owner == self.owner and job.status == "running":
+                repository.requeue(job.id)
+                log.warning("job %s: its worker %s stopped; queued again", context.job_id, self.owner)
 
     def _requeue_when_back(self, context: JobContext) -> bool:
         """The database went away under the job: queue it again once it answers (within the lease), so
@@ -199,4 +212,5 @@ class JobWorker:
             if cancel:
                 context.cancel()
             elif stop is not None and stop.is_set():
-                context.cancel(f"its worker {self.owner} stopped; submit it again")
+                self._released.add(context.job_id)
+                context.cancel(f"its worker {self.owner} stopped; queued again for another worker")
