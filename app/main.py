@@ -18,7 +18,7 @@ from app.api.errors import install_error_handlers
 from app.api.json_guard import JsonBodyGuard
 from app.api.observe import RequestObserver
 from app.api.openapi import install_contract
-from app.api.routes import admin, corpora, evaluations, health, imports, pairs, ranking
+from app.api.routes import admin, compare, corpora, evaluations, health, identity, imports, pairs, ranking
 from app.api.routes.imports import IMPORTS_PATH
 from app.api.security import TokenBuckets
 from app.config import Settings, get_settings
@@ -105,7 +105,7 @@ def create_app(
     )
     # Added last, so outermost: the request id, metrics and access log cover the 413s and 422s above.
     app.add_middleware(RequestObserver)
-    for module in (health, corpora, ranking, evaluations, pairs, imports, admin):
+    for module in (health, identity, corpora, ranking, compare, evaluations, pairs, imports, admin):
         app.include_router(module.router)
     return app
 
