@@ -51,19 +51,26 @@ class TokenBuckets:
 
 def _principal(request: Request, sessions: RequestSessions, presented: str | None, needed: str) -> Principal:
     if get_runtime(request).settings.auth == "disabled" and needed != "admin":
-        return ANONYMOUS
+        # Open to anyone; an admin key is still recognised (it may name model versions, and the pairs
+        # it judges say so), any other key or none is the anonymous writer.
+        known = _known(request, sessions, presented) if presented else None
+        return known if known is not None and known.allows("admin") else ANONYMOUS
     return _verified(request, sessions, presented)
+
+
+def _known(request: Request, sessions: RequestSessions, presented: str) -> Principal | None:
+    """The principal of a presented key, or None when it is unknown or revoked."""
+    configured = get_runtime(request).settings.admin_api_key
+    if configured and hmac.compare_digest(presented.encode(), configured.encode()):
+        return Principal(None, "admin", None)
+    return ApiKeyService(sessions, get_key_cache(request)).verify(presented)
 
 
 def _verified(request: Request, sessions: RequestSessions, presented: str | None) -> Principal:
     """The principal of the presented key; 401 when there is none or it is unknown or revoked."""
-    settings = get_runtime(request).settings
     if not presented:
         raise UnauthorizedError("missing API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`")
-    configured = settings.admin_api_key
-    if configured and hmac.compare_digest(presented.encode(), configured.encode()):
-        return Principal(None, "admin", None)
-    principal = ApiKeyService(sessions, get_key_cache(request)).verify(presented)
+    principal = _known(request, sessions, presented)
     if principal is None:
         raise UnauthorizedError("invalid or revoked API key")
     return principal

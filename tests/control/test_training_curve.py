@@ -1,0 +1,23 @@
+"""A retraining job's curve: every epoch, step losses thinned evenly to a bound, the last always kept."""
+
+from __future__ import annotations
+
+from app.control.training_curve import TrainingCurve
+
+
+def test_the_curve_keeps_epochs_and_thins_steps() -> None:
+    curve = TrainingCurve(max_points=10)
+    assert curve.progress() == {}
+    for step in range(1, 101):
+        curve.add({"event": "step", "epoch": 1 + (step > 50), "step": step, "loss": 1.0 / step})
+        if step in (50, 100):
+            curve.add({"event": "epoch_end", "epoch": step // 50, "train_loss": 0.5, "dev_metric": 0.9,
+                       "metric": "MRR"})  # fmt: skip
+    curve.add({"event": "start", "total_steps": 100})  # not a point
+    curve.add({"event": "step", "epoch": 2, "step": 101, "loss": None})  # a step without a loss: skipped
+    shown = curve.progress()["curve"]
+    assert [e["epoch"] for e in shown["epochs"]] == [1, 2] and shown["epochs"][0]["x"] == 50
+    steps = shown["steps"]
+    assert len(steps) == 10 and steps[0]["step"] == 1 and steps[-1]["step"] == 100
+    assert [s["x"] for s in steps] == sorted(s["x"] for s in steps)
+    assert len(curve.steps) == 100  # the whole history stays; only what is shown is thinned
