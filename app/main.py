@@ -14,6 +14,7 @@ from fastapi import FastAPI
 from threadpoolctl import threadpool_limits
 
 from app.api.body_limit import BodySizeLimit
+from app.api.console import install_console
 from app.api.errors import install_error_handlers
 from app.api.json_guard import JsonBodyGuard
 from app.api.observe import RequestObserver
@@ -107,6 +108,7 @@ def create_app(
     app.add_middleware(RequestObserver)
     for module in (health, identity, corpora, ranking, compare, evaluations, pairs, imports, admin):
         app.include_router(module.router)
+    install_console(app)
     return app
 
 
