@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
 from pydantic import BaseModel, Field
 
 from app.schemas.common import NonBlankText
+from app.schemas.evaluations import MetricName
 from app.schemas.ranking import RankingOptions, RankingUsed, RankResponse
 from app.schemas.requests import RequestModel
 
@@ -52,7 +51,7 @@ class CompareMetricsRequest(RequestModel):
         default_factory=CompareSide, description="Default: the corpus as `rank` ranks it."
     )
     right: CompareSide
-    metrics: list[Annotated[str, Field(min_length=1, max_length=40)]] | None = Field(
+    metrics: list[MetricName] | None = Field(
         None,
         min_length=1,
         max_length=10,

@@ -24,6 +24,15 @@ def _known_metric(name: str) -> str:
     return name
 
 
+MetricName = Annotated[
+    str,
+    AfterValidator(_known_metric),
+    Field(
+        json_schema_extra={"pattern": METRIC_NAME_PATTERN}, description="MAP, MRR, or a family at a cutoff."
+    ),
+]
+
+
 class LabeledText(RequestModel):
     """A query or an inline document: id and text."""
 
@@ -59,14 +68,9 @@ class EvaluationCreate(RequestModel):
         description="retrieval: against every document; rerank: only each query's judged documents.",
     )
     relevance_level: int = Field(1, ge=1, le=1000, description="Grades at or above this are relevant.")
-    metrics: (
-        list[
-            Annotated[
-                str, AfterValidator(_known_metric), Field(json_schema_extra={"pattern": METRIC_NAME_PATTERN})
-            ]
-        ]
-        | None
-    ) = Field(None, min_length=1, description="e.g. MAP, MRR, HasPositive@1, nDCG@10.")
+    metrics: list[MetricName] | None = Field(
+        None, min_length=1, description="e.g. MAP, MRR, HasPositive@1, nDCG@10."
+    )
     cutoffs: list[Annotated[int, Field(ge=1, le=1000)]] | None = Field(None, min_length=1)
     top_k: int = Field(100, ge=1, le=1000, description="Retrieval depth per query.")
     ranking: Literal["dense", "lexical", "hybrid"] = Field(

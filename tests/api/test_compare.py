@@ -61,7 +61,8 @@ def test_compare_errors(client: TestClient) -> None:
     assert metrics.status_code == 409 and metrics.json()["field"] == "pairs"  # nothing judged yet
     client.put("/v1/corpora/claims/pairs/judgement", json={"query": QUERY, "document_id": "c1", "label": 1})
     unknown = client.post(f"{URL}/metrics", json={"right": {}, "metrics": ["Accuracy"]})
-    assert unknown.status_code == 422 and unknown.json()["field"] == "metrics"
+    assert unknown.status_code == 422 and unknown.json()["errors"][0]["field"] == "metrics[0]"
+    assert "HasPositive@k" in unknown.json()["detail"]  # the message names the metrics there are
 
 
 def test_metrics_over_the_judged_queries(client: TestClient) -> None:

@@ -7,7 +7,7 @@ from typing import Literal
 from fastapi import APIRouter, Query, Response
 
 from app.api.deps import PairServiceDep
-from app.api.params import CorpusNameParam, Offset, PairIdParam
+from app.api.params import CorpusNameParam, Offset, PairIdParam, QueryTextParam
 from app.api.security import READ, WRITE, WriteAccess, judge_name
 from app.schemas.admin import (
     JudgementIn,
@@ -52,9 +52,7 @@ def list_pairs(
     name: CorpusNameParam,
     service: PairServiceDep,
     split: Literal["train", "dev"] | None = None,
-    query: str | None = Query(
-        None, min_length=1, max_length=10_000, description="Only the pairs of this query text (exactly)."
-    ),
+    query: QueryTextParam = None,
     offset: Offset = 0,
     limit: int = Query(100, ge=1, le=1000),
 ) -> PairList:

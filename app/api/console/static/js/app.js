@@ -20,8 +20,12 @@ export function appStore() {
     get isAdmin() {
       return this.me !== null && this.me.scope === "admin";
     },
-    get corpusInfo() {
-      return this.corpora.find((c) => c.name === this.corpus) || null;
+    /** Who is signed in, in words: the key's name or id, the environment's admin key, or nobody. */
+    get whoLabel() {
+      const me = this.me;
+      if (me === null) return "";
+      if (me.key_id) return me.name ? `${me.name} (${me.key_id})` : `key ${me.key_id}`;
+      return me.scope === "admin" ? "the environment's admin key" : "no key (auth disabled)";
     },
 
     /** Alpine calls it once: a key kept in this tab's session signs in again after a reload. */

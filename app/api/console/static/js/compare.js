@@ -28,6 +28,7 @@ export function compareStore() {
     result: null,
     report: null,
     metric: "",
+    allRows: false,
 
     reset() {
       this.result = null;
@@ -80,6 +81,15 @@ export function compareStore() {
 
     sideLabel(which) {
       return this.report ? label(this.report[which].ranking, this.report[which].model) : which;
+    },
+
+    /** The per-query rows, the most changed first (ties: most recently judged first); ten unless all. */
+    rows() {
+      if (!this.report) return [];
+      const change = (row) => Math.abs(row.right[this.metric] - row.left[this.metric]);
+      const ordered = this.report.per_query.map((row, i) => ({ row, i }))
+        .sort((a, b) => change(b.row) - change(a.row) || a.i - b.i).map((x) => x.row);
+      return this.allRows ? ordered : ordered.slice(0, 10);
     },
 
     delta(row) {

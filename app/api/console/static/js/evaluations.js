@@ -9,6 +9,7 @@ export function evaluationsStore() {
     list: [],
     current: null,
     metric: "",
+    timer: null,
 
     async load() {
       const app = Alpine.store("app");
@@ -16,12 +17,19 @@ export function evaluationsStore() {
       if (listed) this.list = listed.evaluations;
     },
 
+    /** Show a report; one still queued or running is read again every second until it ends. */
     async open(id) {
+      clearTimeout(this.timer);
       const app = Alpine.store("app");
       const report = await app.run(() => call("GET", `/v1/evaluations/${seg(id)}`));
       if (!report) return;
       this.current = report;
-      this.metric = Object.keys(report.metrics || {})[0] || "";
+      if (!this.metric || !(this.metric in (report.metrics || {}))) this.metric = Object.keys(report.metrics || {})[0] || "";
+      if (report.status === "queued" || report.status === "running") {
+        this.timer = setTimeout(() => this.current && this.current.id === id && this.open(id), 1000);
+      } else {
+        await this.load();
+      }
     },
 
     metricNames() {

@@ -85,6 +85,11 @@ export function modelsStore() {
       }
       await this.load();
       await app.loadCorpora();
+      if (job.kind === "retrain" && job.gate && job.gate.activation === "queued") {
+        // The gate passed and queued the activation: follow that job next.
+        const next = this.jobs.find((j) => j.kind === "activate" && j.params.requested_by === job.id);
+        if (next) this.follow(next);
+      }
     },
 
     stage() {
