@@ -29,10 +29,6 @@ class Pool:
     dense: list[float]
     lexical: list[float]
 
-    def rescored(self, dense: Sequence[float]) -> Pool:
-        """The same candidates with another model's cosines."""
-        return Pool(self.ids, [float(d) for d in dense], self.lexical)
-
 
 def gather_pools(
     store: VectorStore, opened: CorpusVectors, queries: Sequence[str], vectors: np.ndarray

@@ -12,8 +12,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
+from app.core.errors import ConflictError
 from app.serving.encoder import Encoder
-from pairank.models import ModelSpec
+from pairank.models import ModelSpec, resolve_model
 
 _CLOSE_AFTER_SECONDS = 30.0
 
@@ -27,13 +28,18 @@ class OtherModels:
         self._loaded: OrderedDict[str, Encoder] = OrderedDict()
         self._lock = threading.Lock()
 
-    def encoder(self, spec: ModelSpec) -> Encoder:
-        """The encoder of a model version, loaded once (the lock keeps two requests from loading it twice)."""
+    def encoder(self, version: str, path: str) -> Encoder:
+        """The encoder of a registered version at `path`, loaded once (the lock keeps two requests from
+        loading it twice; its weights are hashed only then). ConflictError when the weights there are no
+        longer that version's."""
         with self._lock:
-            found = self._loaded.get(spec.version)
+            found = self._loaded.get(version)
             if found is not None:
-                self._loaded.move_to_end(spec.version)
+                self._loaded.move_to_end(version)
                 return found
+            spec = resolve_model(path)
+            if spec.version != version:
+                raise ConflictError(f"the weights at {path} are now {spec.version}, not {version}", "model")
             encoder = self._load(spec)
             self._loaded[spec.version] = encoder
             while len(self._loaded) > self._keep:

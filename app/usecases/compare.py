@@ -29,7 +29,6 @@ from app.stores.port import CorpusVectors
 from app.usecases.ranking import RankedItem, Ranking
 from evaluation.judgements import relevance_grade
 from evaluation.metrics import evaluate_ranking, parse_metric
-from pairank.models import resolve_model
 
 DEFAULT_METRICS = ("MRR", "HasPositive@1", "HasPositive@10", "MAP")
 
@@ -95,12 +94,10 @@ class CompareService:
             path = row.path if row is not None else None
         if path is None:
             raise NotFoundError(f"{field}: model version {side.model!r} is not registered", field)
-        spec = resolve_model(path)
-        if spec.version != side.model:
-            raise ConflictError(
-                f"{field}: the weights at {path} are now {spec.version}, not {side.model}", field
-            )
-        return self.service.serving.other_models.encoder(spec)
+        try:
+            return self.service.serving.other_models.encoder(side.model, path)
+        except ConflictError as error:
+            raise ConflictError(f"{field}: {error}", field) from error
 
     def _setting(self, opened: CorpusVectors, side: Side, version: str) -> RankingSetting:
         settings = opened.settings

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.errors import ConflictError
 from app.serving import other_models
 from app.serving.encoder import Encoder
 from app.serving.other_models import OtherModels
@@ -31,10 +32,14 @@ def test_loaded_once_least_recently_used_dropped(
     models = OtherModels(load, keep=1)
     first = resolve_model(str(tiny_model_dir))
     second = resolve_model(str(build_tiny_model(tmp_path / "second", seed=3)))
-    encoder = models.encoder(first)
-    assert models.encoder(first) is encoder and loads == [first.version]
+    encoder = models.encoder(first.version, first.path)
+    assert models.encoder(first.version, "/nowhere") is encoder and loads == [
+        first.version
+    ]  # not hashed again
     assert encoder.encode(["a claim"]).shape[0] == 1
-    kept = models.encoder(second)
+    with pytest.raises(ConflictError, match="are now"):
+        models.encoder("renamed@000000000000", second.path)  # the weights there are another version
+    kept = models.encoder(second.version, second.path)
     assert models.loaded() == [second.version] and loads == [first.version, second.version]
     deadline = time.monotonic() + 10
     while not encoder.batcher._closed and time.monotonic() < deadline:  # the timer closes it
