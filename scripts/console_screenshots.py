@@ -108,7 +108,8 @@ def drive(url: str, admin_key: str, output: Path, browser: Any) -> None:
     shoot(page, output, "console-duplicates.png")
 
     page.get_by_test_id("view-models").click()
-    page.get_by_test_id("epochs").fill("3")
+    page.get_by_test_id("epochs").fill("4")
+    page.get_by_test_id("gate-protocol").select_option("never")  # a dev metric every epoch, for the curve
     page.get_by_test_id("retrain").click()
     page.wait_for_function(
         "() => ['succeeded', 'failed', 'cancelled'].includes("

@@ -3,7 +3,8 @@
 The training process reports each logged step's loss and each epoch's train loss and dev metric
 (pairank/train_events.py); the job's progress only holds the latest event, so a client polling
 `GET /admin/jobs/{id}` could not draw a curve. This keeps the history and hands out a copy of at most
-`max_points` step points (evenly thinned; the last point always kept) and every epoch.
+`max_points` step points (evenly thinned; the last point always kept) and every epoch, each at `x`, its
+training step counted over the whole job (a later run or stage continues the axis).
 """
 
 from __future__ import annotations
@@ -20,6 +21,17 @@ class TrainingCurve:
         self.max_points = max_points
         self.steps: list[dict[str, Any]] = []
         self.epochs: list[dict[str, Any]] = []
+        self._offset = 0  # steps of the runs before this one (a new run or stage counts from 1 again)
+        self._last = 0
+
+    def _x(self, step: Any) -> int:
+        """The step on one axis for the whole job: steps of a later run or stage follow the earlier ones."""
+        if not isinstance(step, int):
+            return self._offset + self._last
+        if step < self._last:
+            self._offset += self._last
+        self._last = step
+        return self._offset + step
 
     def add(self, event: dict[str, Any]) -> None:
         """Record a step's loss or an epoch's results; other events are not part of the curve."""
@@ -27,7 +39,7 @@ class TrainingCurve:
         if kind == train_events.STEP and isinstance(event.get("loss"), int | float):
             self.steps.append(
                 {
-                    "x": len(self.steps) + 1,
+                    "x": self._x(event.get("step")),
                     "epoch": event.get("epoch"),
                     "step": event.get("step"),
                     "loss": float(event["loss"]),
@@ -36,7 +48,7 @@ class TrainingCurve:
         elif kind == train_events.EPOCH_END:
             self.epochs.append(
                 {
-                    "x": len(self.steps),
+                    "x": self._x(event.get("step")),
                     "epoch": event.get("epoch"),
                     "train_loss": event.get("train_loss"),
                     "dev_metric": event.get("dev_metric"),

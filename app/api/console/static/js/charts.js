@@ -78,8 +78,8 @@ export function curve(steps, epochs, metricName) {
       maintainAspectRatio: false,
       parsing: false,
       scales: {
-        x: { type: "linear", min: 0, suggestedMax: Math.max(2, ...steps.map((p) => p.x)) + 1,
-             ticks: { precision: 0 }, title: { display: true, text: "logged step" } },
+        x: { type: "linear", min: 0, suggestedMax: Math.max(2, ...steps.map((p) => p.x), ...epochs.map((e) => e.x)) + 1,
+             ticks: { precision: 0 }, title: { display: true, text: "training step" } },
         loss: { type: "linear", position: "left", title: { display: true, text: "loss" } },
         metric: { type: "linear", position: "right", grid: { drawOnChartArea: false },
                   title: { display: true, text: metricName || "dev metric" } },

@@ -10,7 +10,7 @@ const POLL_MS = 1000;
 
 export function modelsStore() {
   return {
-    form: { epochs: "", auto_activate: true, require_significant: true },
+    form: { epochs: "", auto_activate: true, require_significant: true, cross_validation: "auto" },
     job: null,
     jobs: [],
     list: [],
@@ -46,7 +46,8 @@ export function modelsStore() {
     async retrain() {
       const app = Alpine.store("app");
       const body = { corpus: app.corpus, auto_activate: this.form.auto_activate,
-                     require_significant: this.form.require_significant };
+                     require_significant: this.form.require_significant,
+                     cross_validation: this.form.cross_validation };
       if (String(this.form.epochs).trim()) body.epochs = Number(this.form.epochs);
       const created = await app.run(() => call("POST", "/admin/retrain", body));
       if (!created) return;
