@@ -14,11 +14,12 @@ from fastapi import FastAPI
 from threadpoolctl import threadpool_limits
 
 from app.api.body_limit import BodySizeLimit
+from app.api.console import install_console
 from app.api.errors import install_error_handlers
 from app.api.json_guard import JsonBodyGuard
 from app.api.observe import RequestObserver
 from app.api.openapi import install_contract
-from app.api.routes import admin, corpora, evaluations, health, imports, pairs, ranking
+from app.api.routes import admin, compare, corpora, evaluations, health, identity, imports, pairs, ranking
 from app.api.routes.imports import IMPORTS_PATH
 from app.api.security import TokenBuckets
 from app.config import Settings, get_settings
@@ -109,8 +110,9 @@ def create_app(
     )
     # Added last, so outermost: the request id, metrics and access log cover the 413s and 422s above.
     app.add_middleware(RequestObserver)
-    for module in (health, corpora, ranking, evaluations, pairs, imports, admin):
+    for module in (health, identity, corpora, ranking, compare, evaluations, pairs, imports, admin):
         app.include_router(module.router)
+    install_console(app)
     return app
 
 

@@ -14,6 +14,7 @@ from app.db.engine import RequestSessions
 from app.serving.runtime import Runtime
 from app.serving.state import Serving
 from app.usecases.api_keys import ApiKeyService, KeyCache
+from app.usecases.compare import CompareService
 from app.usecases.corpora import CorpusService
 from app.usecases.evaluations import EvaluationService
 from app.usecases.imports import ImportService
@@ -69,6 +70,11 @@ def get_ranking_service(request: Request, sessions: RequestSessionsDep) -> Ranki
     return RankingService(RequestContext(runtime.settings, sessions, runtime.serving))
 
 
+def get_compare_service(request: Request) -> CompareService:
+    """Side-by-side rankings on this app's runtime."""
+    return CompareService(get_runtime(request))
+
+
 def get_evaluation_service(request: Request) -> EvaluationService:
     """Evaluation use cases on this app's runtime."""
     return EvaluationService(get_runtime(request))
@@ -117,6 +123,7 @@ def get_job_service(request: Request) -> JobService:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 CorpusServiceDep = Annotated[CorpusService, Depends(get_corpus_service)]
 RankingServiceDep = Annotated[RankingService, Depends(get_ranking_service)]
+CompareServiceDep = Annotated[CompareService, Depends(get_compare_service)]
 EvaluationServiceDep = Annotated[EvaluationService, Depends(get_evaluation_service)]
 CalibrationServiceDep = Annotated[CalibrationService, Depends(get_calibration_service)]
 PairServiceDep = Annotated[PairService, Depends(get_pair_service)]

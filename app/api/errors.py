@@ -36,9 +36,14 @@ STATUS_OF: dict[type[ServiceError], int] = {
 }
 
 
+_LOCATIONS = ("body", "query", "path", "header", "cookie")
+
+
 def field_path(location: tuple[Any, ...] | list[Any]) -> str:
     """`("body", "documents", 3, "text")` -> `documents[3].text`."""
-    parts = [p for p in location if p not in ("body", "query", "path")]
+    # Only the first part names where the value was (body, query string, path): a body field may itself be
+    # called `query` (rank, pairs), and must be named.
+    parts = list(location[1:]) if location and location[0] in _LOCATIONS else list(location)
     path = ""
     for part in parts:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))

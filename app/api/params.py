@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Path, Query
 from pydantic import AfterValidator
 
-from app.schemas.common import ID_PATTERN, INT64_MAX, check_identifier
+from app.schemas.common import ID_PATTERN, INT64_MAX, check_identifier, unicode_problem
 
 CorpusNameParam = Annotated[
     str,
@@ -37,4 +37,18 @@ PairIdParam = Annotated[int, Path(ge=1, le=INT64_MAX, description="Pair id.")]
 Offset = Annotated[int, Query(ge=0, le=INT64_MAX, description="Items to skip.")]
 KeyIdParam = Annotated[
     str, Path(min_length=1, max_length=16, pattern=r"^[a-z0-9]+$", description="API key id (`prk_<id>_...`).")
+]
+
+
+def _storable(value: str | None) -> str | None:
+    problem = unicode_problem(value) if value is not None else None
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+QueryTextParam = Annotated[
+    str | None,
+    Query(min_length=1, max_length=10_000, description="Only the pairs of this query text (exactly)."),
+    AfterValidator(_storable),
 ]

@@ -50,16 +50,27 @@ class TokenBuckets:
 
 
 def _principal(request: Request, sessions: RequestSessions, presented: str | None, needed: str) -> Principal:
-    runtime = get_runtime(request)
-    settings = runtime.settings
-    if settings.auth == "disabled" and needed != "admin":
-        return ANONYMOUS
-    if not presented:
-        raise UnauthorizedError("missing API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`")
-    configured = settings.admin_api_key
+    if get_runtime(request).settings.auth == "disabled" and needed != "admin":
+        # Open to anyone; an admin key is still recognised (it may name model versions, and the pairs
+        # it judges say so), any other key or none is the anonymous writer.
+        known = _known(request, sessions, presented) if presented else None
+        return known if known is not None and known.allows("admin") else ANONYMOUS
+    return _verified(request, sessions, presented)
+
+
+def _known(request: Request, sessions: RequestSessions, presented: str) -> Principal | None:
+    """The principal of a presented key, or None when it is unknown or revoked."""
+    configured = get_runtime(request).settings.admin_api_key
     if configured and hmac.compare_digest(presented.encode(), configured.encode()):
         return Principal(None, "admin", None)
-    principal = ApiKeyService(sessions, get_key_cache(request)).verify(presented)
+    return ApiKeyService(sessions, get_key_cache(request)).verify(presented)
+
+
+def _verified(request: Request, sessions: RequestSessions, presented: str | None) -> Principal:
+    """The principal of the presented key; 401 when there is none or it is unknown or revoked."""
+    if not presented:
+        raise UnauthorizedError("missing API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`")
+    principal = _known(request, sessions, presented)
     if principal is None:
         raise UnauthorizedError("invalid or revoked API key")
     return principal
@@ -84,6 +95,31 @@ def authorize(
     request.state.principal = principal
     _rate_limit(request, principal)
     return principal
+
+
+def identify(
+    request: Request,
+    sessions: RequestSessionsDep,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    header: Annotated[str | None, Depends(_header)],
+) -> Principal:
+    """Who the caller is: a presented key is always checked (401 when wrong, even with auth disabled, so
+    a sign-in with a mistyped key fails); no key is the anonymous writer when auth is disabled."""
+    presented = bearer.credentials if bearer else header
+    if not presented and get_runtime(request).settings.auth == "disabled":
+        principal = ANONYMOUS
+    else:
+        principal = _verified(request, sessions, presented)
+    request.state.principal = principal
+    _rate_limit(request, principal)
+    return principal
+
+
+def judge_name(principal: Principal) -> str:
+    """How a pair records who judged it: the key id, `admin-key` or `anonymous` (never a secret)."""
+    if principal.id is not None:
+        return principal.id
+    return "admin-key" if principal.scope == "admin" else "anonymous"
 
 
 def require_corpus(principal: Principal, corpus: str) -> None:
@@ -117,3 +153,5 @@ ADMIN = Security(authorize, scopes=["admin"])
 ReadAccess = Annotated[Principal, READ]
 WriteAccess = Annotated[Principal, WRITE]
 AdminAccess = Annotated[Principal, ADMIN]
+# Any valid key (scope `read` or above) names itself; see `identify`.
+Identity = Annotated[Principal, Security(identify, scopes=["read"])]

@@ -20,6 +20,7 @@ from app.control.gate import GATE_SOURCE, GateDataset, build_gate_dataset, mode_
 from app.control.gate_cv import FORWARD_MIN_TRAIN, cross_validated_gate
 from app.control.job_context import JobContext, Outcome
 from app.control.pair_export import ExportedPair, read_pairs
+from app.control.training_curve import TrainingCurve
 from app.control.training_process import TrainingProcess, describe_exit
 from app.db.blob_store import cached_input
 from app.db.models import utcnow
@@ -152,6 +153,7 @@ class RetrainRun:
         self.stored_calibration: dict[str, Any] | None = None
         self.default_ranking: dict[str, Any] | None = None
         self._last_progress_write = 0.0
+        self.curve = TrainingCurve()  # kept in every later progress, so the finished job still shows it
 
     def run(self) -> Outcome:
         """Every stage; the training process's stderr tail is kept on the job whatever happens."""
@@ -180,7 +182,7 @@ class RetrainRun:
             )
             raise RuntimeError(f"training process {describe_exit(code)}: {reason}".rstrip(": "))
 
-        context.progress("exporting_model")
+        context.progress("exporting_model", **self.curve.progress())
         spec = resolve_model(str(self._model_run()))
         # The candidate is exported, quantized and quality-gated like any served model before it is scored.
         candidate = self.service.serving.load_encoder(spec)
@@ -193,7 +195,7 @@ class RetrainRun:
         self, spec: ModelSpec, candidate: Encoder, config: dict[str, Any], gate_set: GateDataset
     ) -> Outcome:
         params = self.params
-        self.context.progress("evaluating", encoder=candidate.describe())
+        self.context.progress("evaluating", encoder=candidate.describe(), **self.curve.progress())
         active = self.service.serving.state()
         if params.cv_folds:
             summary = json.loads((self.run_dir / "cv.json").read_text())
@@ -219,7 +221,7 @@ class RetrainRun:
         if params.auto_activate and gate["improved"]:
             follow_ups.append(activation_job(spec.version, requested_by=self.context.job_id))
             gate["activation"] = "queued"
-        self.context.progress("done", activation=gate["activation"])
+        self.context.progress("done", activation=gate["activation"], **self.curve.progress())
         return Outcome({"model_version": spec.version, "gate": gate}, follow_ups)
 
     def _model_run(self) -> Path:
@@ -282,6 +284,7 @@ class RetrainRun:
         }
 
     def _on_training_event(self, event: dict[str, Any]) -> None:
+        self.curve.add(event)
         # Step events arrive often; the database gets at most two progress writes a second.
         now = time.monotonic()
         if event.get(train_events.EVENT) == train_events.STEP and now - self._last_progress_write < 0.5:
@@ -289,4 +292,4 @@ class RetrainRun:
         self._last_progress_write = now
         fields = {k: event[k] for k in train_events.PROGRESS_KEYS if k in event}
         tail = "\n".join(self.process.stderr_tail) if self.process is not None else None
-        self.context.update(progress={"stage": "training", **fields}, log_tail=tail)
+        self.context.update(progress={"stage": "training", **fields, **self.curve.progress()}, log_tail=tail)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.models import Base, UtcDateTime, utcnow
@@ -18,6 +18,7 @@ class TrainingPair(Base):
     """A labeled (query, document) pair of a corpus: label 1/0 or a graded score."""
 
     __tablename__ = "training_pairs"
+    __table_args__ = (Index("ix_training_pairs_corpus_query", "corpus_id", "query_sha256"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     corpus_id: Mapped[int] = mapped_column(
@@ -30,6 +31,12 @@ class TrainingPair(Base):
     label: Mapped[float] = mapped_column(Float, nullable=False)
     split: Mapped[str | None] = mapped_column(String(8), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
+    # Who stored or last changed the judgement (a key id; `admin-key` for PAIRANK_ADMIN_API_KEY,
+    # `anonymous` with auth disabled) and when it last changed (null: never since it was stored).
+    judged_by: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    updated_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # Finds the pair of a (query, document): query texts are too long to index themselves (migration 0012).
+    query_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Job(Base):

@@ -10,9 +10,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
+from app.core.text_hash import text_sha256
 from app.db.admin_models import ApiKey, ModelVersion, TrainingPair
 from app.db.changes import notify_changes
-from app.db.models import utcnow
+from app.db.models import Corpus, utcnow
 
 
 class PairRepository:
@@ -23,29 +24,58 @@ class PairRepository:
         self.corpus_id = corpus_id
 
     def add_many(self, rows: Sequence[dict[str, Any]]) -> list[TrainingPair]:
-        """Insert pairs ({query, document_id | document, label, split}); returns them with ids."""
-        pairs = [TrainingPair(corpus_id=self.corpus_id, **row) for row in rows]
+        """Insert pairs ({query, document_id | document, label, split, judged_by}); returns them with ids."""
+        pairs = [
+            TrainingPair(corpus_id=self.corpus_id, query_sha256=text_sha256(r["query"]), **r) for r in rows
+        ]
         self.session.add_all(pairs)
         self.session.flush()
         return pairs
 
-    def list(self, split: str | None = None, offset: int = 0, limit: int | None = None) -> list[TrainingPair]:
-        """Pairs in insertion order, optionally of one split."""
-        query = select(TrainingPair).where(TrainingPair.corpus_id == self.corpus_id)
+    def list(
+        self, split: str | None = None, offset: int = 0, limit: int | None = None, query: str | None = None
+    ) -> list[TrainingPair]:
+        """Pairs in insertion order, optionally of one split, or of one query text."""
+        statement = select(TrainingPair).where(TrainingPair.corpus_id == self.corpus_id)
         if split is not None:
-            query = query.where(TrainingPair.split == split)
-        query = query.order_by(TrainingPair.id).offset(offset)
+            statement = statement.where(TrainingPair.split == split)
+        if query is not None:
+            statement = statement.where(
+                TrainingPair.query_sha256 == text_sha256(query), TrainingPair.query == query
+            )
+        statement = statement.order_by(TrainingPair.id).offset(offset)
         if limit is not None:
-            query = query.limit(limit)
-        return list(self.session.scalars(query))
+            statement = statement.limit(limit)
+        return list(self.session.scalars(statement))
+
+    def take_writer_turn(self) -> None:
+        """Make this transaction the corpus's one writer until it ends, before it reads: a no-op UPDATE of
+        the corpus row takes SQLite's write lock (whose driver begins a transaction only at a write) and
+        the row lock on PostgreSQL, so a read-then-write (a judgement's upsert) never races another."""
+        self.session.execute(
+            update(Corpus).where(Corpus.id == self.corpus_id).values(updated_at=Corpus.updated_at)
+        )
+
+    def find(self, query: str, document_id: str) -> TrainingPair | None:
+        """The first stored pair of this query and stored document, if any."""
+        return self.session.scalar(
+            select(TrainingPair)
+            .where(
+                TrainingPair.corpus_id == self.corpus_id,
+                TrainingPair.query_sha256 == text_sha256(query),
+                TrainingPair.query == query,
+                TrainingPair.document_id == document_id,
+            )
+            .order_by(TrainingPair.id)
+            .limit(1)
+        )
 
     def counts(self) -> dict[str, int]:
-        """Pair counts: total, positives (label > 0), and per split."""
+        """Pair counts: total, positives (label > 0), per split, and distinct judged queries."""
         positives = func.sum(case((TrainingPair.label > 0, 1), else_=0))
+        mine = TrainingPair.corpus_id == self.corpus_id
         rows = self.session.execute(
-            select(TrainingPair.split, positives, func.count())
-            .where(TrainingPair.corpus_id == self.corpus_id)
-            .group_by(TrainingPair.split)
+            select(TrainingPair.split, positives, func.count()).where(mine).group_by(TrainingPair.split)
         ).all()
         counts = {"total": 0, "positive": 0, "negative": 0, "train": 0, "dev": 0, "unsplit": 0}
         for split, positive, count in rows:
@@ -53,6 +83,9 @@ class PairRepository:
             counts["positive"] += int(positive)
             counts["negative"] += count - int(positive)
             counts[split or "unsplit"] += count
+        # Distinct by hash: the index answers it; two texts with one SHA-256 do not happen.
+        queries = select(func.count(func.distinct(TrainingPair.query_sha256))).where(mine)
+        counts["queries"] = int(self.session.scalar(queries) or 0)
         return counts
 
     def get(self, pair_id: int) -> TrainingPair | None:

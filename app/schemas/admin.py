@@ -52,12 +52,18 @@ class PairOut(BaseModel):
     label: float
     split: str | None
     created_at: datetime
+    judged_by: str | None = Field(
+        description="Who stored or last changed it: a key id, `admin-key` (PAIRANK_ADMIN_API_KEY), "
+        "`anonymous` (auth disabled); null for pairs stored before this was recorded."
+    )
+    updated_at: datetime | None = Field(description="When its label last changed (null: never).")
 
 
 class PairCounts(BaseModel):
     """Pair counts of a corpus."""
 
     total: int
+    queries: int = Field(description="Distinct judged queries.")
     positive: int
     negative: int
     train: int
@@ -75,6 +81,22 @@ class PairList(BaseModel):
     """A page of pairs with the corpus's counts."""
 
     pairs: list[PairOut]
+    counts: PairCounts
+
+
+class JudgementIn(RequestModel):
+    """PUT /v1/corpora/{name}/pairs/judgement body: a verdict on a stored document for a query."""
+
+    query: NonBlankText
+    document_id: DocumentId
+    label: float = Field(ge=-1000, le=1000, description="1 relevant, 0 not relevant (or a graded score).")
+
+
+class JudgementOut(BaseModel):
+    """The pair of the (query, document), whether the judgement added it, and the corpus's counts."""
+
+    pair: PairOut
+    created: bool = Field(description="true: a new pair; false: the existing pair was updated.")
     counts: PairCounts
 
 

@@ -26,7 +26,11 @@ def _known_metric(name: str) -> str:
 
 # A metric name in a request: the schema's pattern, and a message naming the valid metrics.
 MetricName = Annotated[
-    str, AfterValidator(_known_metric), Field(json_schema_extra={"pattern": METRIC_NAME_PATTERN})
+    str,
+    AfterValidator(_known_metric),
+    Field(
+        json_schema_extra={"pattern": METRIC_NAME_PATTERN}, description="MAP, MRR, or a family at a cutoff."
+    ),
 ]
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.schemas.admin import PairsCreate, RetrainRequest, SplitRequest
+from app.schemas.admin import JudgementIn, PairsCreate, RetrainRequest, SplitRequest
+from app.schemas.compare import CompareMetricsRequest, CompareRequest
 from app.schemas.corpora import CorpusCreate, DocumentsUpsert
 from app.schemas.evaluations import CalibrationRequest, EvaluationCreate, RankingCalibrationRequest
 from app.schemas.keys import ApiKeyCreate
@@ -54,6 +55,18 @@ REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
         ]
     },
     SplitRequest: {"dev_fraction": 0.2, "seed": 0},
+    JudgementIn: {"query": _CLAIM, "document_id": "c1", "label": 1},
+    CompareRequest: {
+        "query": _CLAIM,
+        "k": 5,
+        "left": {"mode": "dense"},
+        "right": {"mode": "hybrid", "alpha": 0.3},
+    },
+    CompareMetricsRequest: {
+        "left": {"mode": "dense"},
+        "right": {"mode": "lexical"},
+        "metrics": ["MRR", "MAP"],
+    },
     RetrainRequest: {"corpus": "claims", "epochs": 1, "batch_size": 32, "auto_activate": False},
     ApiKeyCreate: {"scope": "write", "corpora": ["claims"], "name": "tipline bot"},
 }

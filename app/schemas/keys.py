@@ -48,3 +48,15 @@ class ApiKeyList(BaseModel):
     """Every key, newest first."""
 
     keys: list[ApiKeyOut]
+
+
+class WhoAmI(BaseModel):
+    """GET /v1/whoami: what the presented key may do (never the key itself)."""
+
+    key_id: str | None = Field(description="The key's id; null for PAIRANK_ADMIN_API_KEY and anonymous.")
+    name: str | None = Field(description="The key's label, if it has one.")
+    scope: Literal["read", "write", "admin"]
+    corpora: list[str] | None = Field(description="The corpora it is limited to (null: every corpus).")
+    auth: Literal["required", "disabled"] = Field(
+        description="`disabled`: read and write routes are open to anyone (PAIRANK_AUTH)."
+    )

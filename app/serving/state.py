@@ -16,6 +16,7 @@ from app.db.changes import SettingsChanges
 from app.db.engine import transaction
 from app.observability.metrics import ENCODER_METRICS
 from app.serving.encoder import Encoder
+from app.serving.other_models import OtherModels
 from app.stores.factory import open_store
 from app.stores.port import VectorStore
 from encoders.batcher import BatchingConfig
@@ -52,6 +53,8 @@ class Serving:
         # Document writes hold it shared; a model swap holds it exclusively to catch up and switch.
         self.write_gate = SharedExclusiveLock()
         self._swap_lock = threading.Lock()
+        # Registered versions other than the serving one, loaded for comparisons (`compare`).
+        self.other_models = OtherModels(self.load_encoder)
 
     @property
     def load_error(self) -> BaseException | None:
@@ -182,3 +185,4 @@ class Serving:
             self.checkpoint_due(1, 0.0)
         if self._state is not None:
             self._state.encoder.close()
+        self.other_models.close()

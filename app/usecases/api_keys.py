@@ -39,6 +39,7 @@ class Principal:
     id: str | None
     scope: str
     corpora: frozenset[str] | None
+    name: str | None = None
 
     def allows(self, scope: str) -> bool:
         """True when this principal's scope includes `scope`."""
@@ -155,7 +156,7 @@ class ApiKeyService:
                 return None
             if not hmac.compare_digest(row.key_hash, _hash(row.salt, secret)):
                 return None
-            return Principal(row.id, row.scope, frozenset(row.corpora) if row.corpora else None)
+            return Principal(row.id, row.scope, frozenset(row.corpora) if row.corpora else None, row.name)
 
     def bootstrap_admin(self, key: str) -> bool:
         """Store `key` as an admin key unless an active admin key exists (first start of a deployment)."""

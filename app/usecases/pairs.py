@@ -13,9 +13,29 @@ from app.db.admin_models import TrainingPair
 from app.db.admin_repository import PairRepository
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
+from app.db.models import utcnow
 from app.db.repository import DocumentRepository
 from app.serving.context import ServiceContext
 from evaluation.forward_splits import recent_holdout
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One person's verdict on a stored document for a query (the console's judge buttons)."""
+
+    query: str
+    document_id: str
+    label: float
+    judged_by: str | None
+
+
+@dataclass(frozen=True)
+class JudgedPair:
+    """The pair a judgement stored or changed, whether it is new, and the corpus's counts after it."""
+
+    pair: TrainingPair
+    created: bool
+    counts: dict[str, int]
 
 
 @dataclass(frozen=True)
@@ -56,8 +76,10 @@ class PairService:
         self.service = service
         self.settings = service.settings
 
-    def add_pairs(self, name: str, pairs: Sequence[PairInput]) -> dict[str, int]:
-        """Store pairs (all or nothing); document ids must exist in the corpus."""
+    def add_pairs(
+        self, name: str, pairs: Sequence[PairInput], judged_by: str | None = None
+    ) -> dict[str, int]:
+        """Store pairs (all or nothing); document ids must exist in the corpus; `judged_by`: who sent them."""
         check_count("pairs", pairs, self.settings.max_pairs_per_request, "pairs")
         for position, pair in enumerate(pairs):
             check_text(self.settings, f"pairs[{position}].query", pair.query)
@@ -79,6 +101,7 @@ class PairService:
                         "document": p.document,
                         "label": p.label,
                         "split": p.split,
+                        "judged_by": judged_by,
                     }
                     for p in pairs
                 ]
@@ -86,13 +109,37 @@ class PairService:
             return {"added": len(pairs), **repository.counts()}
 
     def list_pairs(
-        self, name: str, split: str | None, offset: int, limit: int
+        self, name: str, split: str | None, offset: int, limit: int, query: str | None = None
     ) -> tuple[list[TrainingPair], dict[str, int]]:
-        """A page of pairs and the corpus's pair counts."""
+        """A page of pairs (of one split, or of one query text) and the corpus's pair counts."""
         with self.service.sessions() as session:
             corpus = require_corpus(session, name)
             repository = PairRepository(session, corpus.id)
-            return repository.list(split, offset, limit), repository.counts()
+            return repository.list(split, offset, limit, query), repository.counts()
+
+    def judge(self, name: str, judgement: Judgement) -> JudgedPair:
+        """Store a judgement of a stored document for a query: the pair of that (query, document) is
+        updated when there is one (its label, who, when), else added. Judgements of a corpus take turns
+        (`take_writer_turn`), so two judges at once never make two pairs."""
+        check_text(self.settings, "query", judgement.query)
+        with transaction(self.service.sessions) as session:
+            corpus = require_corpus(session, name)
+            repository = PairRepository(session, corpus.id)
+            repository.take_writer_turn()
+            if not DocumentRepository(session, corpus).get_many([judgement.document_id]):
+                raise NotFoundError(
+                    f"document_id: {judgement.document_id!r} is not in corpus {name!r}", "document_id"
+                )
+            pair = repository.find(judgement.query, judgement.document_id)
+            created = pair is None
+            if pair is None:
+                row = {"query": judgement.query, "document_id": judgement.document_id, "document": None,
+                       "label": judgement.label, "split": None, "judged_by": judgement.judged_by}  # fmt: skip
+                pair = repository.add_many([row])[0]
+            else:
+                pair.label, pair.judged_by, pair.updated_at = judgement.label, judgement.judged_by, utcnow()
+                session.flush()
+            return JudgedPair(pair, created, repository.counts())
 
     def delete_pair(self, name: str, pair_id: int) -> None:
         """Delete one pair."""

@@ -83,6 +83,10 @@ def test_retrain_activate_and_roll_back(admin: TestClient) -> None:
     job = wait_job(admin, created.json()["job_id"], finished)
     assert job["status"] == "succeeded", (job["error"], job["log_tail"])
     assert job["progress"]["stage"] == "done" and job["gate"]["activation"] == "queued"
+    # The loss and dev-metric curve stays in the finished job's progress (the console draws it live).
+    curve = job["progress"]["curve"]
+    assert [e["epoch"] for e in curve["epochs"]][-2:] == [1, 2] and curve["steps"]
+    assert all(isinstance(point["loss"], float) for point in curve["steps"])
     assert job["gate"]["metric"] == "MRR" and {"candidate", "active", "delta", "noise"} <= set(job["gate"])
     assert job["gate"]["noise"]["noise_band"] == 2 * job["gate"]["noise"]["standard_error"]
     assert job["started_at"] and job["finished_at"] and job["params"]["train_pairs"] >= 2

@@ -21,6 +21,7 @@ def test_add_list_split_delete(client: TestClient) -> None:
     assert added.json() == {
         "added": 4,
         "total": 4,
+        "queries": 3,
         "positive": 3,
         "negative": 1,
         "train": 0,

@@ -14,7 +14,14 @@ from tests.api.conftest import ClientFactory, add_claims
 ADMIN = {"Authorization": "Bearer admin-from-env"}
 PUBLIC = {("GET", "/health"), ("GET", "/ready")}
 # Operations that only read although they are POSTs: ranking is what a read key is for.
-READ_POSTS = {"/v1/corpora/{name}/rank", "/v1/rank", "/v1/corpora/{name}/duplicates", "/v1/similarity"}
+READ_POSTS = {
+    "/v1/corpora/{name}/rank",
+    "/v1/rank",
+    "/v1/corpora/{name}/duplicates",
+    "/v1/similarity",
+    "/v1/corpora/{name}/compare",
+    "/v1/corpora/{name}/compare/metrics",
+}
 
 
 def expected_scope(method: str, path: str) -> str:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from alembic import command
-from sqlalchemy import create_engine, inspect
+from datetime import UTC, datetime
 
+from alembic import command
+from sqlalchemy import create_engine, inspect, text
+
+from app.core.text_hash import text_sha256
 from app.db.migrate import alembic_config, upgrade_to_head
 
 
@@ -28,5 +31,35 @@ def test_upgrade_downgrade_upgrade(database_url: str) -> None:
         assert not {"corpora", "documents", "evaluations"} & set(inspect(engine).get_table_names())
         upgrade_to_head(database_url)
         assert {"corpora", "documents"} <= set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()
+
+
+def test_0012_gives_existing_pairs_their_query_hash(database_url: str) -> None:
+    config = alembic_config(database_url)
+    command.upgrade(config, "0011")
+    engine = create_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text("INSERT INTO corpora (id, name, kind, change_seq, document_count, created_at, "
+                     "updated_at) VALUES (1, 'claims', 'claim', 0, 0, :now, :now)"),
+                {"now": datetime.now(UTC)},
+            )  # fmt: skip
+            for query in ("was the moon landing fake", "ß" * 3000):  # a query too long for a btree entry
+                connection.execute(
+                    text("INSERT INTO training_pairs (corpus_id, query, document_id, label, created_at) "
+                         "VALUES (1, :query, 'c1', 1, :now)"),
+                    {"query": query, "now": datetime.now(UTC)},
+                )  # fmt: skip
+        upgrade_to_head(database_url)
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT query, query_sha256, judged_by FROM training_pairs")).all()
+        assert {(q, h, j) for q, h, j in rows} == {(q, text_sha256(q), None) for q, _, _ in rows}
+        assert "ix_training_pairs_corpus_query" in {
+            i["name"] for i in inspect(engine).get_indexes("training_pairs")
+        }
+        command.downgrade(config, "0011")
+        assert "query_sha256" not in {c["name"] for c in inspect(engine).get_columns("training_pairs")}
     finally:
         engine.dispose()

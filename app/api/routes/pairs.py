@@ -7,22 +7,44 @@ from typing import Literal
 from fastapi import APIRouter, Query, Response
 
 from app.api.deps import PairServiceDep
-from app.api.params import CorpusNameParam, Offset, PairIdParam
-from app.api.security import READ, WRITE
-from app.schemas.admin import PairCounts, PairList, PairOut, PairsAdded, PairsCreate, SplitRequest
+from app.api.params import CorpusNameParam, Offset, PairIdParam, QueryTextParam
+from app.api.security import READ, WRITE, WriteAccess, judge_name
+from app.schemas.admin import (
+    JudgementIn,
+    JudgementOut,
+    PairCounts,
+    PairList,
+    PairOut,
+    PairsAdded,
+    PairsCreate,
+    SplitRequest,
+)
 from app.schemas.errors import COMMON_ERRORS, error_responses
-from app.usecases.pairs import PairInput
+from app.usecases.pairs import Judgement, PairInput
 
 router = APIRouter(
     prefix="/v1/corpora/{name}/pairs", tags=["training pairs"], responses=error_responses(*COMMON_ERRORS, 404)
 )
 
 
-@router.post("", status_code=201, response_model=PairsAdded, dependencies=[WRITE])
-def add_pairs(name: CorpusNameParam, body: PairsCreate, service: PairServiceDep) -> PairsAdded:
-    """Store labeled pairs (all or nothing)."""
+@router.post("", status_code=201, response_model=PairsAdded)
+def add_pairs(
+    name: CorpusNameParam, body: PairsCreate, service: PairServiceDep, principal: WriteAccess
+) -> PairsAdded:
+    """Store labeled pairs (all or nothing), recording the key that sent them."""
     pairs = [PairInput(p.query, p.document_id, p.document, p.label, p.split) for p in body.pairs]
-    return PairsAdded(**service.add_pairs(name, pairs))
+    return PairsAdded(**service.add_pairs(name, pairs, judge_name(principal)))
+
+
+@router.put("/judgement", response_model=JudgementOut)
+def judge(
+    name: CorpusNameParam, body: JudgementIn, service: PairServiceDep, principal: WriteAccess
+) -> JudgementOut:
+    """Judge a stored document for a query: updates the pair of that (query, document), else adds one."""
+    judged = service.judge(name, Judgement(body.query, body.document_id, body.label, judge_name(principal)))
+    return JudgementOut(
+        pair=PairOut.model_validate(judged.pair), created=judged.created, counts=PairCounts(**judged.counts)
+    )
 
 
 @router.get("", response_model=PairList, dependencies=[READ])
@@ -30,11 +52,12 @@ def list_pairs(
     name: CorpusNameParam,
     service: PairServiceDep,
     split: Literal["train", "dev"] | None = None,
+    query: QueryTextParam = None,
     offset: Offset = 0,
     limit: int = Query(100, ge=1, le=1000),
 ) -> PairList:
     """A page of pairs with the corpus's counts."""
-    pairs, counts = service.list_pairs(name, split, offset, limit)
+    pairs, counts = service.list_pairs(name, split, offset, limit, query)
     return PairList(pairs=[PairOut.model_validate(p) for p in pairs], counts=PairCounts(**counts))
 
 

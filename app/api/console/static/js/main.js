@@ -1,0 +1,17 @@
+// The console's entry point: one Alpine store per part of the workbench, then Alpine starts.
+import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
+import { appStore } from "./app.js";
+import { compareStore } from "./compare.js";
+import { duplicatesStore } from "./duplicates.js";
+import { evaluationsStore } from "./evaluations.js";
+import { modelsStore } from "./models.js";
+import { searchStore } from "./search.js";
+
+Alpine.store("search", searchStore());
+Alpine.store("compare", compareStore());
+Alpine.store("duplicates", duplicatesStore());
+Alpine.store("models", modelsStore());
+Alpine.store("evaluations", evaluationsStore());
+Alpine.store("app", appStore()); // last: its init() signs a kept key in, which uses the others
+window.Alpine = Alpine; // for the browser's devtools
+Alpine.start();

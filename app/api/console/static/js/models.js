@@ -1,0 +1,146 @@
+// Retraining and models (admin keys): start a retraining from the judged pairs, follow its job live
+// (stage, epochs, dev metric, loss curve) by polling GET /admin/jobs/{id}, read the gate's report, and
+// activate a version or roll back to the previous one (each an activation job, followed the same way).
+import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
+import { call, seg } from "./api.js";
+import { curve, draw } from "./charts.js";
+
+const FINAL = new Set(["succeeded", "failed", "cancelled"]);
+const POLL_MS = 1000;
+
+export function modelsStore() {
+  return {
+    form: { epochs: "", auto_activate: true, require_significant: true, cross_validation: "auto" },
+    job: null,
+    jobs: [],
+    list: [],
+    timer: null,
+
+    reset() {
+      clearTimeout(this.timer);
+      this.timer = null;
+      this.job = null;
+      this.jobs = [];
+      this.list = [];
+    },
+
+    get running() {
+      return this.job !== null && !FINAL.has(this.job.status);
+    },
+
+    async load() {
+      const app = Alpine.store("app");
+      if (!app.isAdmin) return;
+      const [models, jobs] = await Promise.all([
+        app.run(() => call("GET", "/admin/models")),
+        app.run(() => call("GET", "/admin/jobs?limit=20")),
+      ]);
+      if (models) this.list = models.models;
+      if (jobs) this.jobs = jobs.jobs;
+      if (this.job === null && jobs) {
+        const latest = jobs.jobs.find((j) => j.kind === "retrain" || j.kind === "activate");
+        if (latest) this.follow(latest);
+      }
+    },
+
+    async retrain() {
+      const app = Alpine.store("app");
+      const body = { corpus: app.corpus, auto_activate: this.form.auto_activate,
+                     require_significant: this.form.require_significant,
+                     cross_validation: this.form.cross_validation };
+      if (String(this.form.epochs).trim()) body.epochs = Number(this.form.epochs);
+      const created = await app.run(() => call("POST", "/admin/retrain", body));
+      if (!created) return;
+      app.view = "models";
+      this.follow({ id: created.job_id, kind: "retrain", status: created.status, progress: null });
+    },
+
+    async activate(version) {
+      const app = Alpine.store("app");
+      const job = await app.run(() => call("POST", `/admin/models/${seg(version)}/activate`));
+      if (job) this.follow(job);
+    },
+
+    /** The version that was active before the active one (the rollback target). */
+    get previous() {
+      const others = this.list.filter((m) => !m.is_active && m.activated_at);
+      others.sort((a, b) => (a.activated_at < b.activated_at ? 1 : -1));
+      return others.length ? others[0] : null;
+    },
+
+    /** Show a job and poll it until it ends; then the models, jobs and corpus counts are read again. */
+    follow(job) {
+      clearTimeout(this.timer);
+      this.job = job;
+      if (!FINAL.has(job.status)) this.timer = setTimeout(() => this.poll(job.id), POLL_MS);
+    },
+
+    async poll(id) {
+      const app = Alpine.store("app");
+      const job = await app.run(() => call("GET", `/admin/jobs/${seg(id)}`));
+      if (!job || !this.job || this.job.id !== id) return;
+      this.job = job;
+      if (!FINAL.has(job.status)) {
+        this.timer = setTimeout(() => this.poll(id), POLL_MS);
+        return;
+      }
+      await this.load();
+      await app.loadCorpora();
+      if (job.kind === "retrain" && job.gate && job.gate.activation === "queued") {
+        // The gate passed and queued the activation: follow that job next.
+        const next = this.jobs.find((j) => j.kind === "activate" && j.params.requested_by === job.id);
+        if (next) this.follow(next);
+      }
+    },
+
+    stage() {
+      const p = (this.job && this.job.progress) || {};
+      const parts = [p.stage];
+      if (p.run && p.runs) parts.push(`fold run ${p.run}/${p.runs}`);
+      if (p.epoch !== undefined) parts.push(`epoch ${p.epoch}`);
+      if (p.step !== undefined && p.total_steps) parts.push(`step ${p.step}/${p.total_steps}`);
+      if (p.dev_metric !== undefined && p.dev_metric !== null) parts.push(`dev ${p.metric || ""} ${Number(p.dev_metric).toFixed(4)}`);
+      if (p.loss !== undefined) parts.push(`loss ${Number(p.loss).toFixed(4)}`);
+      if (p.done !== undefined && p.total) parts.push(`${p.done}/${p.total}`);
+      return parts.filter(Boolean).join(" · ");
+    },
+
+    /** The gate's report as rows: what it compared and what it decided. */
+    gateRows() {
+      const gate = this.job && this.job.gate;
+      if (!gate) return [];
+      const metric = gate.metric;
+      const num = (v) => (typeof v === "number" ? v.toFixed(4) : v === undefined || v === null ? "" : String(v));
+      const noise = gate.noise || {};
+      return [
+        ["protocol", gate.protocol],
+        ["metric", metric],
+        [`candidate ${metric}`, num(gate.candidate && gate.candidate[metric])],
+        [`active ${metric}`, num(gate.active && gate.active[metric])],
+        ["delta", num(gate.delta)],
+        ["noise band (2 SE)", num(noise.noise_band)],
+        ["fold spread", num(gate.spread)],
+        ["candidate ranking", gate.candidate_ranking],
+        ["active ranking", gate.active_ranking],
+        ["improved", String(gate.improved)],
+        ["activation", gate.activation],
+      ].filter(([, value]) => value !== undefined && value !== null && value !== "");
+    },
+
+    hasCurve() {
+      const c = this.job && this.job.progress && this.job.progress.curve;
+      return Boolean(c && (c.steps.length || c.epochs.length));
+    },
+
+    drawCurve(canvas) {
+      if (!this.hasCurve()) return;
+      const c = this.job.progress.curve;
+      const metric = (c.epochs.find((e) => e.metric) || {}).metric;
+      draw(canvas, curve(c.steps, c.epochs, metric));
+    },
+
+    when(stamp) {
+      return stamp ? new Date(stamp).toLocaleString() : "";
+    },
+  };
+}

@@ -1,0 +1,62 @@
+"""Encoders of registered model versions other than the serving one, for side-by-side comparisons.
+
+A comparison with a candidate model (`POST .../compare`) needs that model's encoder without serving it:
+it is loaded on first use (exported and quality-gated like any served model, so the retraining job's
+export is reused) and kept, at most `keep` of them; the least recently used is closed a while after it
+is dropped, since a request may still be encoding with it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+
+from app.core.errors import ConflictError
+from app.serving.encoder import Encoder
+from pairank.models import ModelSpec, resolve_model
+
+_CLOSE_AFTER_SECONDS = 30.0
+
+
+class OtherModels:
+    """Loaded encoders of non-serving versions by version, least recently used first."""
+
+    def __init__(self, load: Callable[[ModelSpec], Encoder], keep: int = 1) -> None:
+        self._load = load
+        self._keep = keep
+        self._loaded: OrderedDict[str, Encoder] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def encoder(self, version: str, path: str) -> Encoder:
+        """The encoder of a registered version at `path`, loaded once (the lock keeps two requests from
+        loading it twice; its weights are hashed only then). ConflictError when the weights there are no
+        longer that version's."""
+        with self._lock:
+            found = self._loaded.get(version)
+            if found is not None:
+                self._loaded.move_to_end(version)
+                return found
+            spec = resolve_model(path)
+            if spec.version != version:
+                raise ConflictError(f"the weights at {path} are now {spec.version}, not {version}", "model")
+            encoder = self._load(spec)
+            self._loaded[spec.version] = encoder
+            while len(self._loaded) > self._keep:
+                _, dropped = self._loaded.popitem(last=False)
+                closer = threading.Timer(_CLOSE_AFTER_SECONDS, dropped.close)
+                closer.daemon = True
+                closer.start()
+            return encoder
+
+    def loaded(self) -> list[str]:
+        """The versions loaded now, least recently used first."""
+        with self._lock:
+            return list(self._loaded)
+
+    def close(self) -> None:
+        """Close every loaded encoder (process shutdown)."""
+        with self._lock:
+            for encoder in self._loaded.values():
+                encoder.close()
+            self._loaded.clear()

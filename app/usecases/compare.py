@@ -1,0 +1,206 @@
+"""Compare two rankings of a corpus: of one query side by side, and by metrics over its judged queries.
+
+A side is a model (the serving one unless a registered version is named) and a ranking setting (the
+request's, else the corpus's calibration for that model, else its default), exactly as `rank` resolves
+them. Both sides rank the same candidate pool (app/search/compare.py). The judged queries are the
+corpus's stored pairs of stored documents, judged by the one rule (evaluation/judgements.py); a query
+counts when it has a relevant document; unjudged documents are not relevant, as in trec_eval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.errors import ConflictError, InvalidInputError, NotFoundError
+from app.core.limits import check_text
+from app.db.admin_models import TrainingPair
+from app.db.admin_repository import ModelRepository, PairRepository
+from app.db.corpus_lookup import require_corpus
+from app.db.repository import DocumentRepository, found_documents
+from app.search.compare import Pool, gather_pools, rank_pool
+from app.search.hybrid import CANDIDATES
+from app.search.ranking_setting import RankingRequest, RankingSetting, resolve_mode
+from app.serving.context import ServiceContext
+from app.serving.encoder import Encoder
+from app.serving.state import ServingState
+from app.stores.port import CorpusVectors
+from app.usecases.ranking import RankedItem, Ranking
+from evaluation.judgements import relevance_grade
+from evaluation.metrics import evaluate_ranking, parse_metric
+
+DEFAULT_METRICS = ("MRR", "HasPositive@1", "HasPositive@10", "MAP")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: a registered model version (None: the serving one) and a ranking."""
+
+    model: str | None = None
+    ranking: RankingRequest | None = None
+
+
+@dataclass(frozen=True)
+class SideMetrics:
+    """One side over the judged queries: its model, setting, mean and per-query metrics."""
+
+    model: str
+    ranking: RankingSetting
+    means: dict[str, float]
+    per_query: list[dict[str, float]]
+
+
+@dataclass(frozen=True)
+class MetricsComparison:
+    """Both sides over the same judged queries (the most recently judged `limit` of them)."""
+
+    metrics: list[str]
+    queries: list[str]
+    relevant: list[int]
+    judged_queries: int
+    left: SideMetrics
+    right: SideMetrics
+
+
+def judged_queries(pairs: Sequence[TrainingPair], external_ids: set[str]) -> dict[str, dict[str, int]]:
+    """query text -> {document id: grade} for queries with a relevant stored document, the most recently
+    judged first (by each query's latest judgement)."""
+    latest: dict[str, Any] = {}
+    grades: dict[str, dict[str, int]] = {}
+    for pair in pairs:
+        if pair.document_id is None or pair.document_id not in external_ids:
+            continue
+        grades.setdefault(pair.query, {})[pair.document_id] = relevance_grade(pair.label)
+        when = pair.updated_at or pair.created_at
+        latest[pair.query] = max(latest.get(pair.query, when), when)
+    judged = {q: g for q, g in grades.items() if any(v > 0 for v in g.values())}
+    return dict(sorted(judged.items(), key=lambda item: latest[item[0]], reverse=True))
+
+
+class CompareService:
+    """Side-by-side rankings and their metrics over the judged queries."""
+
+    def __init__(self, service: ServiceContext) -> None:
+        self.service = service
+        self.settings = service.settings
+
+    def _encoder(self, state: ServingState, side: Side, field: str) -> Encoder:
+        """The serving encoder, or a registered version's (loaded for comparisons)."""
+        if side.model is None or side.model == state.model_version:
+            return state.encoder
+        with self.service.sessions() as session:
+            row = ModelRepository(session).get(side.model)
+            path = row.path if row is not None else None
+        if path is None:
+            raise NotFoundError(f"{field}: model version {side.model!r} is not registered", field)
+        try:
+            return self.service.serving.other_models.encoder(side.model, path)
+        except ConflictError as error:
+            raise ConflictError(f"{field}: {error}", field) from error
+
+    def _setting(self, opened: CorpusVectors, side: Side, version: str) -> RankingSetting:
+        settings = opened.settings
+        return resolve_mode(side.ranking, settings.ranking_calibration, version, settings.default_ranking)
+
+    def _texts(self, opened: CorpusVectors, pools: Sequence[Pool], metadata: bool) -> dict[int, Any]:
+        with self.service.sessions() as session:
+            return found_documents(session, opened.corpus_id, [d for p in pools for d in p.ids], metadata)
+
+    @staticmethod
+    def _rescored(
+        encoder: Encoder, queries: Sequence[str], pools: list[Pool], texts: dict[int, Any]
+    ) -> list[Pool]:
+        """The pools with this encoder's cosines (each document encoded once for all the queries)."""
+        unique = list(dict.fromkeys(d for pool in pools for d in pool.ids if d in texts))
+        row = {doc_id: i for i, doc_id in enumerate(unique)}
+        documents = encoder.encode_bulk([texts[d][1] for d in unique], label="comparison") if unique else None
+        vectors = encoder.encode_bulk(list(queries), label="comparison")
+        rescored = []
+        for pool, vector in zip(pools, vectors, strict=True):
+            keep = [i for i, doc_id in enumerate(pool.ids) if doc_id in row]
+            ids = [pool.ids[i] for i in keep]
+            cosines = documents[[row[d] for d in ids]] @ vector if ids and documents is not None else []
+            rescored.append(Pool(ids, [float(c) for c in cosines], [pool.lexical[i] for i in keep]))
+        return rescored
+
+    def _side_pools(
+        self, state: ServingState, side: Side, field: str, queries: Sequence[str], pools: list[Pool],
+        texts: dict[int, Any],
+    ) -> tuple[str, list[Pool]]:  # fmt: skip
+        encoder = self._encoder(state, side, field)
+        if encoder is state.encoder:
+            return state.model_version, pools
+        return encoder.version, self._rescored(encoder, queries, pools, texts)
+
+    def compare_query(
+        self, name: str, query: str, k: int, left: Side, right: Side
+    ) -> tuple[Ranking, Ranking]:
+        """The query ranked by both sides (top k of the same pool, k <= CANDIDATES)."""
+        check_text(self.settings, "query", query)
+        state = self.service.serving.state()
+        opened = state.store.get(name)
+        pools = gather_pools(state.store, opened, [query], state.encoder.encode([query]))
+        texts = self._texts(opened, pools, metadata=True)
+        rankings = []
+        for side, field in ((left, "left"), (right, "right")):
+            version, (pool,) = self._side_pools(state, side, f"{field}.model", [query], pools, texts)
+            how = self._setting(opened, side, version)
+            hits = [h for h in rank_pool(pool, how, min(k, CANDIDATES)) if h.doc_id in texts]
+            items = [
+                RankedItem(
+                    texts[h.doc_id][0],
+                    texts[h.doc_id][1],
+                    h.score,
+                    rank,
+                    texts[h.doc_id][2],
+                    h.dense,
+                    h.lexical,
+                )  # fmt: skip
+                for rank, h in enumerate(hits, start=1)
+            ]
+            rankings.append(Ranking(items, version, how))
+        return rankings[0], rankings[1]
+
+    def compare_metrics(
+        self, name: str, left: Side, right: Side, metrics: Sequence[str] | None, limit: int
+    ) -> MetricsComparison:
+        """Both sides scored on the corpus's judged queries (the most recently judged `limit`)."""
+        names = list(dict.fromkeys(metrics or DEFAULT_METRICS))
+        for metric in names:
+            try:
+                parse_metric(metric)
+            except ValueError as error:
+                raise InvalidInputError(f"metrics: {error}", "metrics") from error
+        state = self.service.serving.state()
+        opened = state.store.get(name)
+        with self.service.sessions() as session:
+            corpus = require_corpus(session, name)
+            pairs = PairRepository(session, corpus.id).list()
+            ids = {p.document_id for p in pairs if p.document_id is not None}
+            existing = set(DocumentRepository(session, corpus).ids_of(sorted(ids)))
+        judged = judged_queries(pairs, existing)
+        if not judged:
+            raise ConflictError(
+                f"pairs: corpus {name!r} has no judged query with a relevant stored document; judge first",
+                "pairs",
+            )
+        queries = list(judged)[:limit]
+        qrels = {str(i): judged[q] for i, q in enumerate(queries)}
+        vectors = state.encoder.encode_bulk(queries, label="comparison")
+        pools = gather_pools(state.store, opened, queries, vectors)
+        texts = self._texts(opened, pools, metadata=False)
+        sides = []
+        for side, field in ((left, "left"), (right, "right")):
+            version, side_pools = self._side_pools(state, side, f"{field}.model", queries, pools, texts)
+            how = self._setting(opened, side, version)
+            run = {}
+            for i, pool in enumerate(side_pools):
+                hits = [h for h in rank_pool(pool, how, CANDIDATES) if h.doc_id in texts]
+                # Rank-derived scores: trec_eval's order (score, then id) is then exactly this order.
+                run[str(i)] = {texts[h.doc_id][0]: float(len(hits) - r) for r, h in enumerate(hits)}
+            report = evaluate_ranking(qrels, run, metrics=names)
+            per_query = [report.per_query[str(i)] for i in range(len(queries))]
+            sides.append(SideMetrics(version, how, report.means, per_query))
+        relevant = [sum(1 for g in judged[q].values() if g > 0) for q in queries]
+        return MetricsComparison(names, queries, relevant, len(judged), sides[0], sides[1])

@@ -1,0 +1,49 @@
+"""The loop's end in a real browser: retrain on the judged pairs (tiny model), follow the job live to its
+end, read the gate's report, activate the candidate, roll back."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.api.test_admin import PARAPHRASES
+from tests.console.conftest import Console, Watched, choose, sign_in
+
+FINAL = re.compile(r"^(succeeded|failed|cancelled)$")
+
+
+def test_retrain_follow_the_job_activate_and_roll_back(console: Console, watched: Watched) -> None:
+    corpus = console.corpus([{"query": q, "document_id": d, "label": 1} for q, d in PARAPHRASES])
+    sign_in(watched, console.admin_key)
+    choose(watched, corpus)
+    page = watched.page
+    serving = console.http.get("/ready").json()["model"]
+    page.get_by_test_id("view-models").click()
+    page.get_by_test_id("epochs").fill("2")
+    page.get_by_test_id("retrain").click()
+    status = page.get_by_test_id("job-status")
+    expect(status).to_have_text(re.compile("queued|running"))  # live, without a reload
+    expect(status).to_have_text(FINAL, timeout=180_000)
+    assert status.inner_text() == "succeeded", page.locator(".job-detail").inner_text()
+    gate = page.get_by_test_id("gate")
+    expect(gate).to_contain_text("candidate MRR")
+    expect(gate).to_contain_text("noise band")
+    expect(page.locator(".job-detail canvas")).to_be_visible()  # the loss curve
+    job = console.http.get("/admin/jobs?limit=1", headers=console.headers()).json()["jobs"][0]
+    assert job["kind"] == "retrain" and job["progress"]["curve"]["epochs"]
+    trained = job["model_version"]
+    row = page.locator(f"[data-testid=model][data-version='{trained}']")
+    expect(row).to_be_visible()
+
+    if job["gate"]["activation"] != "queued":  # else the gate passed and the console follows its activation
+        row.get_by_test_id("activate").click()
+    expect(row.get_by_test_id("activate")).to_be_hidden(timeout=120_000)
+    expect(status).to_have_text("succeeded")
+    assert console.http.get("/ready").json()["model"] == trained
+
+    page.get_by_test_id("rollback").click()
+    expect(status).to_have_text(FINAL, timeout=120_000)
+    serving_row = page.locator(f"[data-testid=model][data-version='{serving}']")
+    expect(serving_row.get_by_test_id("activate")).to_be_hidden(timeout=30_000)
+    assert console.http.get("/ready").json()["model"] == serving
