@@ -166,6 +166,28 @@ def flood(args: argparse.Namespace, documents: list[dict[str, str]], queries: li
         process.wait(60)
 
 
+def encoder_ceiling(queries: list[str], seconds: float) -> dict[str, Any]:
+    """The default encoder alone on the queries (batches of 32, length-sorted, all cores): texts/s.
+
+    No request can be served faster than its query is encoded, so this bounds what any number of
+    clients gets from the server on this machine (which also searches, answers and runs the clients).
+    """
+    from encoders.loader import EncoderOptions, load_encoder_backend
+    from pairank.models import resolve_model
+
+    loaded = load_encoder_backend(resolve_model(None), EncoderOptions(cache_root=REPO / "data" / "models"))
+    backend = loaded.backend
+    tokens = backend.tokenize(queries)
+    backend.forward(tokens[:32])
+    texts, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds:
+        for offset in range(0, len(tokens), 32):
+            backend.forward(sorted(tokens[offset : offset + 32], key=len))
+            texts += len(tokens[offset : offset + 32])
+    rate = texts / (time.perf_counter() - started)
+    return {"variant": f"{backend.name}-{backend.precision}", "texts_per_s": round(rate, 1)}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run both configurations and the flood; write serving.md and serving.json."""
     parser = argparse.ArgumentParser(
@@ -187,6 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         "corpus": {"documents": len(documents), "source": source, "queries": len(queries)},
         "results": results,
         "flood": flood(args, documents, queries),
+        "encoder_ceiling": encoder_ceiling(queries, args.seconds),
     }
     args.output_dir.mkdir(parents=True, exist_ok=True)
     (args.output_dir / "serving.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")

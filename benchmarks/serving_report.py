@@ -74,6 +74,14 @@ def to_markdown(payload: dict[str, Any]) -> str:
             f"0 errors: {_verdict(busy['requests_per_s'] >= 200 and busy['errors'] == 0)}); "
             f"{ratio:.1f}x the baseline's 32-client throughput (target >= 3x: {_verdict(ratio >= 3)}).",
         ]
+    ceiling = payload.get("encoder_ceiling")
+    if ceiling:
+        lines.append(
+            f"- The ceiling: the default encoder ({ceiling['variant']}) alone, on the full queries in "
+            f"length-sorted batches of 32 on both cores, encodes {ceiling['texts_per_s']} texts/s; a request "
+            "cannot be answered faster than its query is encoded, and the server must also search, resolve "
+            "and answer on the same 2 cores, with the load generator beside it."
+        )
     lines.append(
         f"- Flood: 429s appear ({flood['429']}), no 5xx ({flood['5xx']}), no timeouts ({flood['timeouts']}): "
         f"{_verdict(flood['429'] > 0 and flood['5xx'] == 0 and flood['timeouts'] == 0)}."
