@@ -94,6 +94,12 @@ def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def cached_weights(data_dir: Path, manifest: str) -> Path:
+    """Where a machine keeps its fetched copy of a stored model's weights."""
+    (weights,) = (data_dir / "models" / "cache" / manifest).glob("*/model.safetensors")
+    return weights
+
+
 def model_row(http: httpx.Client, version: str) -> dict[str, Any]:
     """The registry's row of a version."""
     models = {m["version"]: m for m in http.get("/admin/models", headers=KEY).json()["models"]}
@@ -160,9 +166,8 @@ def test_models_travel_through_the_database(
         worker_two.process.send_signal(signal.SIGCONT)
     before = serving(first, trained)
     same_ranking(serving(second, trained), before)
-    weights = Path(row["artifact_sha256"]) / "model.safetensors"
     for name in ("api-a", "api-b", "worker-1"):  # each fetched its own verified copy
-        assert (tmp_path / name / "models" / "cache" / weights).is_file()
+        assert cached_weights(tmp_path / name, row["artifact_sha256"]).is_file()
 
     # A process started later on an empty disk serves it, exporting its own int8 variant.
     log = tmp_path / "api-c.log"
@@ -176,7 +181,7 @@ def test_models_travel_through_the_database(
         assert top[0]["id"] == doc_id
     # Its cached weights damaged while it is down: detected by their sha256 and fetched again.
     third.kill(signal.SIGTERM)
-    cached = tmp_path / "api-c" / "models" / "cache" / weights
+    cached = cached_weights(tmp_path / "api-c", row["artifact_sha256"])
     good = sha256_of(cached)
     cached.write_bytes(cached.read_bytes()[:-8] + b"damaged!")
     third = start_server(embedded_worker="false", log_file=tmp_path / "api-c-2.log", **late)
@@ -271,5 +276,5 @@ def test_a_worker_killed_while_storing_a_model_leaves_nothing(
         "GROUP BY b.sha256, b.size HAVING sum(length(c.data)) = b.size"
     )
     assert len(whole) == len(watch("SELECT sha256 FROM blobs")) >= 8
-    fetched = tmp_path / "worker" / "models" / "cache" / manifest / "0-large.bin"
+    (fetched,) = (tmp_path / "worker" / "models" / "cache" / manifest).glob("*/0-large.bin")
     assert sha256_of(fetched) == sha256_of(model / "0-large.bin")

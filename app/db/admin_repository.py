@@ -101,6 +101,11 @@ class ModelRepository:
             query = query.where(ModelVersion.artifact_store.is_not(None))
         return self.session.scalar(query.order_by(ModelVersion.created_at.desc()).limit(1))
 
+    def has_manifest(self, sha256: str) -> bool:
+        """Whether a registered version's stored files have this manifest sha256."""
+        query = select(ModelVersion.version).where(ModelVersion.artifact_sha256 == sha256).limit(1)
+        return self.session.scalar(query) is not None
+
     def unstored(self) -> Sequence[ModelVersion]:
         """Versions whose files no artifact store holds yet (registered before stores, or hub names)."""
         query = select(ModelVersion).where(ModelVersion.artifact_store.is_(None))

@@ -201,7 +201,10 @@ class ModelOut(BaseModel):
     version: str
     model_id: str
     source: str
-    path: str
+    path: str = Field(
+        description="The folder (on the machine that registered it) or the name it was registered from; "
+        "its stored files are what every process loads."
+    )
     base_model: str | None
     weights_sha256: str | None
     job_id: str | None

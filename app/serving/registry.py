@@ -129,6 +129,12 @@ class ModelRegistry:
             return ModelSpec(row.model_id, str(self.artifacts.folder(ref)), row.weights_sha256)
         if row.version == DEFAULT_VERSION:
             return resolve_model("default")  # in this install's package, wherever it was registered from
+        if _looks_like_a_path(row.path) and not Path(row.path).expanduser().exists():
+            raise ConfigurationError(
+                f"model {row.version}: its files are not stored yet and {row.path} is not on this machine "
+                "(a process that has the folder stores them when it starts)",
+                "version",
+            )
         spec = resolve_model(row.path)
         if spec.version != row.version:
             raise ConflictError(
@@ -171,11 +177,24 @@ class ModelRegistry:
             )
         return self._spec_of(row)
 
+    def _configured_version(self, configured: str) -> str | None:
+        # What `_configured` would load, without fetching anything.
+        if not _looks_like_a_path(configured) or Path(configured).expanduser().exists():
+            return resolve_model(configured).version
+        with self.sessions() as session:
+            row = ModelRepository(session).registered_from(configured, stored=True)
+        return row.version if row is not None else None
+
+    def prune_cache(self) -> int:
+        """Delete this machine's copies of models no longer registered (deleted through another
+        machine); how many."""
+        return self.artifacts.prune()
+
     def delete(self, version: str, configured: str) -> DeletedModel:
         """Forget a version and its files (blobs no other model or job uses are deleted); 404 unknown,
         409 for the active and the previous version (the rollback), PAIRANK_MODEL's, or one an unfinished
         model job uses."""
-        if resolve_model(configured).version == version:
+        if self._configured_version(configured) == version:
             raise ConflictError(
                 f"{version} is this process's PAIRANK_MODEL: a restart would register and activate it again",
                 "version",

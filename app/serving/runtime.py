@@ -91,6 +91,7 @@ class Runtime:
                 seed_demo_corpus(self.sessions)
             registry = self.serving.registry
             registry.store_unstored()  # models registered before their files were stored (an upgrade)
+            registry.prune_cache()  # copies of models deleted through other machines
             self.serving.start(self.serving.build_state(registry.active_at_start(settings.model)))
             if settings.sync_seconds > 0:
                 self._thread("pairank-sync", self.follower.run, settings.sync_seconds, self._closed)

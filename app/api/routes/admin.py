@@ -61,7 +61,7 @@ def activate_model(version: ModelVersionParam, service: ModelAdminServiceDep) ->
     return JobOut.model_validate(service.activate(version))
 
 
-@router.delete("/models/{version:path}", response_model=ModelDeleted, responses=CONFLICT)
+@router.delete("/models/{version:model_version}", response_model=ModelDeleted, responses=CONFLICT)
 def delete_model(version: ModelVersionParam, service: ModelAdminServiceDep) -> ModelDeleted:
     """Delete a registered version and the stored files no other model or job uses (409 for the active
     and the previous version, the rollback target, and for one an unfinished job uses)."""

@@ -2,9 +2,10 @@
 
 `save` streams each file into content-addressed 1 MiB chunks (app/db/blob_store.py) in the registering
 transaction, so a model is visible with all its bytes or not at all, and files shared by models (a
-tokenizer) are stored once. `folder` hands out `<cache root>/<manifest sha256>/`, checking every file
-against its sha256 each time: a missing or damaged file is fetched again on its own. A copy is fetched
-into a temporary folder and renamed into place under a lock every process of the machine shares.
+tokenizer) are stored once. `folder` hands out `<cache root>/<manifest sha256>/<model name>/`, checking
+every file against its sha256 each time: a missing or damaged file is fetched again on its own. A copy
+is fetched into a temporary folder and renamed into place under a lock every process of the machine
+shares.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from app.db.admin_repository import ModelRepository
 from app.db.artifacts.model_files import FileEntry, ModelFileRepository
 from app.db.blob_store import BlobRepository
 from app.stores.artifacts.files import folder_lock, manifest_sha256, mismatches, scan_folder
@@ -54,13 +56,15 @@ class DatabaseArtifactStore:
         """This machine's cached copy (damaged or missing files fetched again), else a copy fetched now.
         Never the registering folder: every process loads what the database holds, as any machine would."""
         entries = self._manifest(ref)
-        cached = self.cache_root / ref.sha256
+        root = self.cache_root / ref.sha256
+        # Named after the model, as its own folder was: tools that name a model by its folder agree.
+        name = ref.version.rsplit("@", 1)[0].rsplit("/", 1)[-1].strip(".") or "model"
         with folder_lock(self.cache_root, ref.sha256):
-            if cached.is_dir():
-                self._repair(ref, cached, entries)
+            if root.is_dir():
+                self._repair(ref, root / name, entries)
             else:
-                self._fetch(ref, cached, entries)
-        return cached
+                self._fetch(ref, root, name, entries)
+        return root / name
 
     def _manifest(self, ref: ArtifactRef) -> list[FileEntry]:
         with self.sessions() as session:
@@ -79,14 +83,14 @@ class DatabaseArtifactStore:
         if mismatches(cached, bad):
             raise ArtifactUnavailableError(f"model {ref.version}: {cached} still fails its sha256 check")
 
-    def _fetch(self, ref: ArtifactRef, cached: Path, entries: list[FileEntry]) -> None:
+    def _fetch(self, ref: ArtifactRef, root: Path, name: str, entries: list[FileEntry]) -> None:
         started = time.monotonic()
         for stale in self.cache_root.glob(f".tmp-{ref.sha256}-*"):  # a fetch killed part-way
             shutil.rmtree(stale, ignore_errors=True)
         partial = self.cache_root / f".tmp-{ref.sha256}-{uuid.uuid4().hex[:8]}"
         try:
-            self._write(entries, partial)
-            os.replace(partial, cached)
+            self._write(entries, partial / name)
+            os.replace(partial, root)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
         size = sum(entry.size for entry in entries)
@@ -115,6 +119,29 @@ class DatabaseArtifactStore:
         with folder_lock(self.cache_root, ref.sha256):
             shutil.rmtree(self.cache_root / ref.sha256, ignore_errors=True)
         (self.cache_root / f".{ref.sha256}.lock").unlink(missing_ok=True)
+
+    def prune(self) -> int:
+        """Delete cached copies whose manifest no registered model has (deleted elsewhere), and fetches
+        killed part-way."""
+        if not self.cache_root.is_dir():
+            return 0
+        pruned = 0
+        for folder in sorted(self.cache_root.iterdir()):
+            if folder.name.startswith(".tmp-"):
+                with folder_lock(self.cache_root, folder.name.split("-")[1]):
+                    shutil.rmtree(folder, ignore_errors=True)
+                continue
+            if folder.name.startswith(".") or not folder.is_dir():
+                continue
+            with folder_lock(self.cache_root, folder.name):  # checked under the lock a fetch takes
+                with self.sessions() as session:
+                    if ModelRepository(session).has_manifest(folder.name):
+                        continue
+                shutil.rmtree(folder, ignore_errors=True)
+                pruned += 1
+        if pruned:
+            log.info("deleted %d cached copies of models no longer registered", pruned)
+        return pruned
 
     def stored_bytes(self, session: Session) -> int:
         """The distinct blobs models refer to."""

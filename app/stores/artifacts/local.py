@@ -79,6 +79,10 @@ class LocalArtifactStore:
             return None  # an operator's own folder that happens to be in the data dir
         return root / run
 
+    def prune(self) -> int:
+        """Nothing: the local store keeps no copies (a deleted model's run folder went with it)."""
+        return 0
+
     def stored_bytes(self, session: Session) -> int:
         """Every stored model's files, each model counted in full (each has its own folder)."""
         return ModelFileRepository(session).manifest_bytes()

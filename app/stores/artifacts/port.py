@@ -60,6 +60,10 @@ class ArtifactStore(Protocol):
     def evict(self, ref: ArtifactRef) -> None:
         """After `remove` committed: delete this machine's copy of the files, where the store keeps one."""
 
+    def prune(self) -> int:
+        """Delete this machine's copies of models no longer registered; how many (0 where the store keeps
+        no copies)."""
+
     def stored_bytes(self, session: Session) -> int:
         """Bytes the store holds for every registered model (content shared by models counted once
         where the store shares it)."""
