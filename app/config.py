@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     encoder_threads: int | None = Field(
         None, ge=1, le=256, description="Threads per forward pass; default: every core the process may use."
     )
+    artifact_store: Literal["auto", "database", "local"] = Field(
+        "auto",
+        description="Where registered models' files live: `database` (blobs; any machine loads them), "
+        "`local` (the registering folder, one machine); `auto`: database on PostgreSQL, local on SQLite.",
+    )
     model_cache_dir: Path | None = Field(
         None, description="Exported and quantized models, per model version; default: <data dir>/models."
     )
@@ -140,6 +145,18 @@ class Settings(BaseSettings):
     def export_dir(self) -> Path:
         """Folder of cached encoder exports (one subfolder per model version and variant)."""
         return self.model_cache_dir or self.data_dir / "models"
+
+    @property
+    def resolved_artifact_store(self) -> str:
+        """`database` or `local`: the configured store, or the database's default."""
+        if self.artifact_store != "auto":
+            return self.artifact_store
+        return "database" if self.resolved_database_url.startswith("postgresql") else "local"
+
+    @property
+    def artifact_cache_dir(self) -> Path:
+        """Verified copies of models fetched from the database store, one folder per manifest sha256."""
+        return self.data_dir / "models" / "cache"
 
     @property
     def index_dir(self) -> Path:

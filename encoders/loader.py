@@ -80,10 +80,14 @@ def candidate_variants(backend: str, precision: str, device: str) -> list[Varian
     return chosen + ([TORCH_FP32] if TORCH_FP32 not in chosen else [])
 
 
+def version_folder(cache_root: Path, version: str) -> Path:
+    """Where a model version's exports live (one subfolder per variant)."""
+    return cache_root / version.replace("/", "__").replace(os.sep, "__")
+
+
 def variant_folder(cache_root: Path, spec: ModelSpec, variant: Variant) -> Path:
     """Where a model version's export of one variant lives."""
-    version = spec.version.replace("/", "__").replace(os.sep, "__")
-    return cache_root / version / variant.key
+    return version_folder(cache_root, spec.version) / variant.key
 
 
 def read_manifest(folder: Path, spec: ModelSpec) -> dict[str, Any] | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from app.serving.registry import active_model_spec
 from app.serving.runtime import Runtime
 
 RuntimeFactory = Callable[..., Runtime]
@@ -12,5 +11,5 @@ RuntimeFactory = Callable[..., Runtime]
 
 def serve(runtime: Runtime) -> None:
     """What the loader thread does, in the test's thread: serve the registry's active model."""
-    spec = active_model_spec(runtime.sessions, runtime.settings.model)
+    spec = runtime.serving.registry.active_at_start(runtime.settings.model)
     runtime.serving.start(runtime.serving.build_state(spec))

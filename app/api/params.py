@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Path, Query
 from pydantic import AfterValidator
+from starlette.convertors import Convertor, register_url_convertor
 
 from app.schemas.common import ID_PATTERN, INT64_MAX, check_identifier, unicode_problem
 
@@ -30,6 +31,25 @@ ModelVersionParam = Annotated[
     ),
     AfterValidator(check_identifier),
 ]
+
+
+class _ModelVersionConvertor(Convertor[str]):
+    """A version in a path (it may hold `/`), never one ending in `/activate`: that path is the activation's,
+    and a DELETE route matching it would be advertised in its 405 `Allow` header."""
+
+    regex = r".+(?<!/activate)"
+
+    def convert(self, value: str) -> str:
+        """The version as given."""
+        return value
+
+    def to_string(self, value: str) -> str:
+        """The version as given."""
+        return value
+
+
+register_url_convertor("model_version", _ModelVersionConvertor())  # `{version:model_version}` in a route
+
 RecordIdParam = Annotated[
     str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9-]+$", description="Evaluation or job id.")
 ]

@@ -15,14 +15,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.control import job_kinds
 from app.control.job_context import FollowUp, JobContext, Outcome
-from app.core.errors import ConflictError, NotFoundError
+from app.core.errors import NotFoundError
 from app.db.admin_models import Job
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
 from app.db.repository import CorpusRepository
 from app.serving.context import ServiceContext
-from pairank.models import resolve_model
 
 log = logging.getLogger(__name__)
 KIND = job_kinds.ACTIVATE
@@ -49,18 +48,9 @@ def enqueue_activation(sessions: sessionmaker[Session], version: str) -> Job:
 def run_activation(service: ServiceContext, context: JobContext) -> Outcome:
     """Build every corpus's index with the version (progress per corpus), then switch and record it."""
     version = str(context.params["version"])
-    with service.sessions() as session:
-        row = ModelRepository(session).get(version)
-        if row is None:
-            raise NotFoundError(f"model version {version!r} is not registered", field="version")
-        path = row.path
     context.progress("loading", version=version)
-    spec = resolve_model(path)
-    if spec.version != version:
-        raise ConflictError(
-            f"the weights at {path} now hash to {spec.version}, not {version}; refusing to activate",
-            "version",
-        )
+    # The version's files, verified, from any machine's registration (fetched here if need be).
+    spec = service.serving.registry.spec(version)
     serving = service.serving.current()
     current = serving.model_version if serving is not None else None
     if current == version:

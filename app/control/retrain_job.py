@@ -28,7 +28,6 @@ from app.db.repository import CorpusRepository, DocumentRepository
 from app.search.ranking_setting import ranking_record
 from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder
-from app.serving.registry import register_model
 from app.serving.state import ServingState
 from evaluation.judgements import pair_task, write_beir
 from pairank import train_events
@@ -65,10 +64,14 @@ class RetrainParams:
     folds: int = 5
     hard_negatives: dict[str, Any] | None = None
     cv_folds: int = 0  # resolved at submission: > 0, the gate cross-validates (app/control/gate_cv.py)
+    # The registered version `base_model` names, if any: the worker trains from its stored files.
+    base_version: str | None = None
 
 
-def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair]) -> dict[str, Any]:
-    """The `pairank train` YAML config of a job.
+def training_config(
+    params: RetrainParams, job_dir: Path, dev: list[ExportedPair], base_path: str | None = None
+) -> dict[str, Any]:
+    """The `pairank train` YAML config of a job (`base_path`: the base model's folder on this machine).
 
     The trainer selects its checkpoint on the gate's own dev set (the corpus's documents judged by the
     dev pairs, staged by the job as a BEIR folder) and metric, so its best dev metric is the gate's
@@ -76,7 +79,7 @@ def training_config(params: RetrainParams, job_dir: Path, dev: list[ExportedPair
     """
     config: dict[str, Any] = {
         "name": f"retrain-{params.corpus}",
-        "base_model": params.base_model,
+        "base_model": base_path or params.base_model,
         "max_seq_length": params.max_seq_length,
         "seed": params.seed,
         "data": {"train_pairs": str(job_dir / TRAIN_PAIRS)},
@@ -120,9 +123,11 @@ def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
     return data_dir / "jobs" / job_id, data_dir / "models" / job_id
 
 
-def write_config(job_dir: Path, params: RetrainParams, dev: list[ExportedPair]) -> dict[str, Any]:
+def write_config(
+    job_dir: Path, params: RetrainParams, dev: list[ExportedPair], base_path: str | None = None
+) -> dict[str, Any]:
     """Write the job's `pairank train` config, with this machine's paths, into its folder; returns it."""
-    config = training_config(params, job_dir, dev)
+    config = training_config(params, job_dir, dev, base_path)
     job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return config
@@ -168,7 +173,11 @@ class RetrainRun:
         context = self.context
         fetch_inputs(self.service, context.job_id, self.job_dir)
         dev = read_pairs(self.job_dir / DEV_PAIRS)
-        config = write_config(self.job_dir, self.params, dev)
+        # A registered base model (the active one, by default) trains from its stored files, wherever
+        # it was registered.
+        registry = self.service.serving.registry
+        base_path = registry.spec(self.params.base_version).path if self.params.base_version else None
+        config = write_config(self.job_dir, self.params, dev, base_path)
         gate_set = self._gate_dataset(dev)
         write_beir(gate_set.dataset, self.job_dir / DEV_FOLDER)  # the trainer's dev set is the gate's
         context.progress("training", train_pairs=context.params.get("train_pairs"), dev_pairs=len(dev))
@@ -204,8 +213,8 @@ class RetrainRun:
             gate = self._gate(candidate.encode_bulk, active, gate_set, spec.version)
         gate["active_model"] = active.model_version
         manifest = json.loads((self._model_run() / "manifest.json").read_text())
-        register_model(
-            self.service.sessions,
+        # Its files go into the artifact store in the registering transaction: any process may load it.
+        self.service.serving.registry.register(
             spec,
             str(self._model_run() / "model"),
             "trained",

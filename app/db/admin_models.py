@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.models import Base, UtcDateTime, utcnow
@@ -87,6 +87,13 @@ class ModelVersion(Base):
     is_active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
     activated_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
+    # The model's files as stored by the artifact store (app/stores/artifacts): which store, the sha256 of
+    # its manifest (the files' paths, hashes and sizes: `model_files`), their bytes and count. Null for
+    # a model no store holds: the bundled default (in every install) or a hub name.
+    artifact_store: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    artifact_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    artifact_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    artifact_files: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 SCOPES = ("read", "write", "admin")

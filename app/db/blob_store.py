@@ -4,7 +4,9 @@ A process keeps nothing another one needs: a job's inputs (its pairs, an uploade
 blobs in the database, so any worker on any machine runs any job, and a local copy in the data dir
 is only a cache, verified against its sha256 whenever it is used. A blob is written in the caller's
 transaction (chunk by chunk, streamed from a file): until that commits nobody sees it, so a process
-killed mid-upload leaves no half blob behind. Blobs are shared by content.
+killed mid-upload leaves no half blob behind. Blobs are shared by content (a job's input, a model's
+file: app/db/artifacts/model_files.py); on PostgreSQL their writers hold a shared advisory lock and the
+collector of unreferenced blobs an exclusive one, so a blob is never deleted under a new reference.
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, select
+from sqlalchemy import BigInteger, ForeignKey, Integer, LargeBinary, String, select, text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from app.db.admin_models import Job
+from app.db.engine import insert_if_absent
 from app.db.models import Base, UtcDateTime, utcnow
 
 CHUNK_BYTES = 1 << 20  # 1 MiB a row: streamed without holding a whole file in memory
+_BLOB_LOCK_KEY = 0x26B10B5  # the advisory lock shared by blob writers, taken alone by the collector
 
 
 class Blob(Base):
@@ -69,6 +73,16 @@ def file_sha256(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
+def lock_blobs(session: Session, *, exclusive: bool = False) -> None:
+    """Until the transaction ends: writers of blob references share the lock, the collector takes it alone.
+
+    PostgreSQL only; SQLite runs one writing transaction at a time anyway.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        function = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+        session.execute(text(f"SELECT {function}(:key)"), {"key": _BLOB_LOCK_KEY})
+
+
 class BlobRepository:
     """Blobs and job inputs inside one session (the caller's transaction)."""
 
@@ -78,29 +92,34 @@ class BlobRepository:
     def put_file(self, path: Path) -> str:
         """Store a file's content (once per content) and return its sha256."""
         sha256, size = file_sha256(path)
-        if self.session.get(Blob, sha256) is None:
-            self.session.add(Blob(sha256=sha256, size=size))
-            self.session.flush()
-            with path.open("rb") as handle:
-                seq = 0
-                while chunk := handle.read(CHUNK_BYTES):
-                    row = BlobChunk(sha256=sha256, seq=seq, data=chunk)
-                    self.session.add(row)
-                    self.session.flush()
-                    self.session.expunge(row)  # one chunk in memory at a time
-                    seq += 1
+        lock_blobs(self.session)
+        if not insert_if_absent(self.session, Blob, {"sha256": sha256, "size": size}):
+            return sha256  # stored before (or by another transaction meanwhile, which committed)
+        with path.open("rb") as handle:
+            seq = 0
+            while chunk := handle.read(CHUNK_BYTES):
+                row = BlobChunk(sha256=sha256, seq=seq, data=chunk)
+                self.session.add(row)
+                self.session.flush()
+                self.session.expunge(row)  # one chunk in memory at a time
+                seq += 1
         return sha256
 
     def chunks(self, sha256: str) -> Iterator[bytes]:
-        """A blob's bytes in order, one chunk row at a time."""
-        seqs = self.session.scalars(
-            select(BlobChunk.seq).where(BlobChunk.sha256 == sha256).order_by(BlobChunk.seq)
+        """A blob's bytes in order, streamed by one query a few chunk rows at a time."""
+        query = (
+            select(BlobChunk.data)
+            .where(BlobChunk.sha256 == sha256)
+            .order_by(BlobChunk.seq)
+            .execution_options(yield_per=2)
         )
-        for seq in list(seqs):
-            data = self.session.scalar(
-                select(BlobChunk.data).where(BlobChunk.sha256 == sha256, BlobChunk.seq == seq)
-            )
-            yield bytes(data or b"")
+        for data in self.session.scalars(query):
+            yield bytes(data)
+
+    def size(self, sha256: str) -> int | None:
+        """A stored blob's size, None when the database holds no such blob."""
+        blob = self.session.get(Blob, sha256)
+        return int(blob.size) if blob is not None else None
 
     def write_to(self, sha256: str, path: Path) -> Path:
         """Fetch a blob into `path` (atomically), verified against its sha256."""

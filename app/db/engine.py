@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -54,6 +56,22 @@ def _drop_broken(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
     # A local check, no round trip: psycopg marks a connection closed or broken once it has seen it fail.
     if getattr(dbapi_connection, "closed", False) or getattr(dbapi_connection, "broken", False):
         raise DisconnectionError("pooled connection is closed or broken")
+
+
+def insert_if_absent(session: Session, table: Any, values: dict[str, Any]) -> bool:
+    """INSERT a row unless one with the same unique key exists (ON CONFLICT DO NOTHING); whether it did.
+
+    The portable alternative to a savepoint around a plain INSERT: on SQLite (pysqlite) a SAVEPOINT
+    that opens the transaction is committed by its RELEASE, so rows written before it would become
+    visible before the transaction's end. On PostgreSQL a conflicting row still being written by another
+    transaction is waited for: nothing is inserted if it commits, the row is if it rolls back.
+    """
+    dialect = session.get_bind().dialect.name
+    table = getattr(table, "__table__", table)  # a Core insert: the ORM's bulk path hides the row count
+    statement = postgresql_insert(table) if dialect == "postgresql" else sqlite_insert(table)
+    key = list(table.primary_key.columns)[0]
+    inserted = session.execute(statement.values(**values).on_conflict_do_nothing().returning(key))
+    return inserted.first() is not None
 
 
 def make_session_factory(engine: Engine) -> sessionmaker[Session]:

@@ -12,12 +12,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
 from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job
 from app.db.changes import JOBS_CHANNEL, notify_changes
+from app.db.engine import insert_if_absent
 from app.db.models import utcnow
 
 MODEL_SLOT = "model"
@@ -39,23 +39,23 @@ class JobRepository:
         exclusive: str | None = None,
     ) -> Job:
         """Enqueue a job; ConflictError naming the unfinished one when `exclusive`'s slot is taken."""
-        job = Job(
-            id=job_id, kind=kind, status="queued", corpus_name=corpus, params=params, exclusive=exclusive
-        )
-        try:
-            with self.session.begin_nested():
-                self.session.add(job)
-                self.session.flush()
-            notify_changes(self.session, kind, JOBS_CHANNEL)  # a waiting worker claims it at commit
-        except IntegrityError as error:
+        values = {"id": job_id, "kind": kind, "status": "queued", "corpus_name": corpus, "params": params,
+                  "exclusive": exclusive, "cancel_requested": False}  # fmt: skip
+        # In the caller's transaction: a job is visible (and claimable) only with its inputs.
+        if not insert_if_absent(self.session, Job, values):
             holder = self.session.scalar(select(Job).where(Job.exclusive == exclusive)) if exclusive else None
             if holder is None:
-                raise
+                raise ConflictError(
+                    f"job {job_id} could not be queued (its slot was just freed); retry", "job"
+                )
             raise ConflictError(
                 f"job {holder.id} ({holder.kind}) is {holder.status}; one retraining or activation job "
                 "runs at a time",
                 "job",
-            ) from error
+            )
+        notify_changes(self.session, kind, JOBS_CHANNEL)  # a waiting worker claims it at commit
+        job = self.get(job_id)
+        assert job is not None  # inserted just now, in this transaction
         return job
 
     def get(self, job_id: str) -> Job | None:
@@ -148,6 +148,10 @@ class JobRepository:
         """Running jobs whose worker stopped renewing its lease (it died or hung)."""
         query = select(Job).where(Job.status == "running", Job.lease_expires_at < (now or utcnow()))
         return list(self.session.scalars(query.with_for_update(skip_locked=True)))
+
+    def slot_holder(self, slot: str) -> Job | None:
+        """The unfinished job holding an exclusive slot, if any."""
+        return self.session.scalar(select(Job).where(Job.exclusive == slot))
 
     def unfinished(self, kind: str) -> Job | None:
         """A queued or running job of a kind, if any."""

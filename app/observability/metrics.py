@@ -92,6 +92,8 @@ class ScrapeState:
     checkpoint_age_seconds: dict[str, float] = field(default_factory=dict)
     changes_since_checkpoint: dict[str, int] = field(default_factory=dict)
     index_vectors: dict[str, int] = field(default_factory=dict)
+    model_artifact_bytes: dict[str, int] = field(default_factory=dict)
+    artifact_store_bytes: int = 0
 
 
 class _StateCollector(Collector):
@@ -128,6 +130,17 @@ class _StateCollector(Collector):
         )
         yield from _by(
             "pairank_index_vectors", "Vectors in the corpus's index.", "corpus", state.index_vectors
+        )
+        yield from _by(
+            "pairank_model_artifact_bytes",
+            "Bytes of each registered model's stored files (database).",
+            "version",
+            state.model_artifact_bytes,
+        )
+        yield GaugeMetricFamily(
+            "pairank_artifact_store_bytes",
+            "Bytes the artifact store holds for every model, shared files counted once (database).",
+            value=state.artifact_store_bytes,
         )
 
 

@@ -237,7 +237,10 @@ class ModelOut(BaseModel):
     version: str
     model_id: str
     source: str
-    path: str
+    path: str = Field(
+        description="The folder (on the machine that registered it) or the name it was registered from; "
+        "its stored files are what every process loads."
+    )
     base_model: str | None
     weights_sha256: str | None
     job_id: str | None
@@ -249,9 +252,31 @@ class ModelOut(BaseModel):
     is_active: bool
     created_at: datetime
     activated_at: datetime | None
+    artifact_store: str | None = Field(
+        None,
+        description="Where the model's files are stored: `database` (any machine loads them) or `local` "
+        "(the folder it was registered from); null for the bundled default and hub names.",
+    )
+    artifact_sha256: str | None = Field(None, description="sha256 of the manifest of its files.")
+    artifact_bytes: int | None = Field(None, description="Bytes of its files.")
+    artifact_files: int | None = Field(None, description="How many files.")
 
 
 class ModelList(BaseModel):
     """GET /admin/models response."""
 
     models: list[ModelOut]
+    artifact_store: str = Field(description="This deployment's artifact store: `database` or `local`.")
+    stored_bytes: int = Field(
+        description="Bytes the artifact store holds for every model (files shared by models counted once "
+        "in the database store)."
+    )
+
+
+class ModelDeleted(BaseModel):
+    """DELETE /admin/models/{version} response."""
+
+    model_config = ConfigDict(from_attributes=True)
+    version: str
+    artifact_bytes: int = Field(description="Bytes of the deleted model's files.")
+    freed_bytes: int = Field(description="Bytes the store freed (files other models or jobs share stay).")

@@ -18,7 +18,6 @@ from app.db.admin_repository import ModelRepository
 from app.db.changes import ChangeWaiter
 from app.db.repository import CorpusMark, CorpusRepository
 from app.serving.state import Serving
-from pairank.models import resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +50,7 @@ class DatabaseFollower:
         registry and every corpus's mark and settings come from one transaction)."""
         with self.sessions() as session:
             active = ModelRepository(session).active()
-            target = (active.version, active.path) if active is not None else None
+            target = active.version if active is not None else None
             marks: list[CorpusMark] | None = CorpusRepository(session).marks()
         if self._follow_registry(target):
             marks = None  # the new state was caught up by the swap; read them again
@@ -59,12 +58,13 @@ class DatabaseFollower:
         if state is not None:
             state.store.follow(marks)
 
-    def _follow_registry(self, target: tuple[str, str] | None) -> bool:
+    def _follow_registry(self, target: str | None) -> bool:
         # The worker that ran an activation swaps and writes the registry; the others notice the
-        # registry's new active version here and only switch (its snapshots are on disk by then).
+        # registry's new active version here and only switch (its snapshots are on disk by then; its
+        # files come from the artifact store when this machine has no verified copy).
         current = self.serving.current()
-        if target is None or current is None or target[0] == current.model_version or self.serving.swapping():
+        if target is None or current is None or target == current.model_version or self.serving.swapping():
             return False
-        log.info("registry's active model is %s: switching", target[0])
-        self.serving.swap(self.serving.build_state(resolve_model(target[1])), activate=False)
+        log.info("registry's active model is %s: switching", target)
+        self.serving.swap(self.serving.build_state(self.serving.registry.spec(target)), activate=False)
         return True

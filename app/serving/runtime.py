@@ -20,7 +20,6 @@ from app.db.changes import watch_corpus_settings
 from app.db.engine import make_engine, make_session_factory
 from app.serving.demo import seed_demo_corpus
 from app.serving.follower import DatabaseFollower
-from app.serving.registry import active_model_spec
 from app.serving.state import Serving, ServingState
 from pairank.locks import SharedExclusiveLock
 
@@ -90,7 +89,10 @@ class Runtime:
         try:
             if settings.seed_demo:
                 seed_demo_corpus(self.sessions)
-            self.serving.start(self.serving.build_state(active_model_spec(self.sessions, settings.model)))
+            registry = self.serving.registry
+            registry.store_unstored()  # models registered before their files were stored (an upgrade)
+            registry.prune_cache()  # copies of models deleted through other machines
+            self.serving.start(self.serving.build_state(registry.active_at_start(settings.model)))
             if settings.sync_seconds > 0:
                 self._thread("pairank-sync", self.follower.run, settings.sync_seconds, self._closed)
             self._thread("pairank-checkpoint", self._checkpoint_loop)

@@ -17,6 +17,8 @@ from app.db.engine import transaction
 from app.observability.metrics import ENCODER_METRICS
 from app.serving.encoder import Encoder
 from app.serving.other_models import OtherModels
+from app.serving.registry import ModelRegistry
+from app.stores.artifacts.factory import open_artifact_store
 from app.stores.factory import open_store
 from app.stores.port import VectorStore
 from encoders.batcher import BatchingConfig
@@ -47,6 +49,8 @@ class Serving:
     def __init__(self, settings: Settings, sessions: sessionmaker[Session]) -> None:
         self.settings = settings
         self.sessions = sessions
+        # Registered models and their files (PAIRANK_ARTIFACT_STORE), loadable on any machine.
+        self.registry = ModelRegistry(sessions, open_artifact_store(settings, sessions), settings.export_dir)
         self._state: ServingState | None = None
         self._ready = threading.Event()
         self._load_error: BaseException | None = None

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from app.db.admin_repository import ModelRepository
 from app.db.engine import database_problem
 from app.db.job_repository import JobRepository
 from app.db.repository import CorpusRepository
@@ -63,6 +64,10 @@ class OperationsService:
         with runtime.sessions() as session:
             scrape.documents = {c.name: c.document_count for c in CorpusRepository(session).all()}
             scrape.jobs = JobRepository(session).count_by_state()
+            scrape.model_artifact_bytes = {
+                m.version: int(m.artifact_bytes) for m in ModelRepository(session).list() if m.artifact_bytes
+            }
+            scrape.artifact_store_bytes = runtime.serving.registry.artifacts.stored_bytes(session)
         if not scrape.ready:
             return scrape
         state = runtime.state()

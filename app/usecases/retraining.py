@@ -83,13 +83,23 @@ class RetrainService:
                 "hard_negatives: only the bsc loss takes hard-negative columns", "hard_negatives"
             )
         base = request.base_model or (active.path if active is not None else self.service.settings.model)
-        if request.base_model is not None and (active is None or request.base_model != active.path):
+        base_version = self._registered(base)
+        if request.base_model is not None and (active is None or base_version != active.version):
             # Fold models start from the base model: their epoch 0 is the active model only when the base is.
             values["cross_validation"] = "never"
         fraction = request.dev.fraction if request.dev and request.dev.fraction else values["dev_fraction"]
         passthrough = {key: values[key] for key in _PASSTHROUGH}
         return RetrainParams(corpus=request.corpus, kind=kind, base_model=base, gate_metric=gate_metric,
-                             dev_fraction=float(fraction), **passthrough)  # fmt: skip
+                             dev_fraction=float(fraction), base_version=base_version,
+                             **passthrough)  # fmt: skip
+
+    def _registered(self, base: str) -> str | None:
+        """The registered version a base model names (by version, or by the folder it was registered
+        from): the worker then trains from its stored files, on any machine."""
+        with self.service.sessions() as session:
+            repository = ModelRepository(session)
+            row = repository.get(base) or repository.registered_from(base)
+            return row.version if row is not None else None
 
     def submit(self, request: RetrainRequest) -> Job:
         """Validate, export the pairs, queue the job; ConflictError while a model job is unfinished."""

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from app.serving.registry import register_model
+from app.serving.runtime import Runtime
 from pairank.models import resolve_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 from tests.tiny_model import build_tiny_model
@@ -183,7 +183,8 @@ def test_other_workers_follow_an_activation(
     worker_b = make_client(sync_seconds=0.2)
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=3)
     spec = resolve_model(str(other))
-    register_model(worker_a.app.state.runtime.sessions, spec, str(other), "configured")  # type: ignore[attr-defined]
+    runtime: Runtime = worker_a.app.state.runtime  # type: ignore[attr-defined]
+    runtime.serving.registry.register(spec, str(other), "configured")
     assert worker_a.post(f"/admin/models/{spec.version}/activate", headers=KEY).status_code == 202
     deadline = time.monotonic() + 30
     body: dict[str, Any] = {}

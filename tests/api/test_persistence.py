@@ -13,7 +13,6 @@ from app.core.text_hash import text_sha256
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
-from app.serving.registry import register_model
 from app.serving.runtime import Runtime
 from pairank.models import resolve_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
@@ -162,7 +161,7 @@ def test_a_follower_switches_models_without_writing_the_registry(
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=7)
     runtime = runtime_of(leader)
     spec = resolve_model(str(other))
-    register_model(runtime.sessions, spec, str(other), "configured")
+    runtime.serving.registry.register(spec, str(other), "configured")
     runtime.swap(runtime.serving.build_state(spec))
     with runtime.sessions() as session:
         active = ModelRepository(session).active()

@@ -7,9 +7,14 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+from sqlalchemy.orm import Session, sessionmaker
+
 from app.control.worker import JobWorker
 from app.db.admin_models import Job
 from app.db.blob_store import BlobRepository
+from app.db.engine import transaction
+from app.db.job_repository import JobRepository
 from app.main import JOB_HANDLERS
 from app.schemas.admin import RetrainRequest
 from app.serving.runtime import Runtime
@@ -94,3 +99,16 @@ def test_a_corrupted_cached_input_is_fetched_again(
         original = path.read_bytes()
         path.write_bytes(b'{"id": "a", "text": "tampered"}\n')
         assert cached_input(session, job.id, "upload.jsonl", cache).read_bytes() == original
+
+
+def test_a_job_is_visible_only_with_its_inputs(sessions: sessionmaker[Session], tmp_path: Path) -> None:
+    # A submitting process killed between the job row and its inputs leaves neither (on SQLite too,
+    # where a savepoint opening the transaction would have committed the job row on its own).
+    upload = tmp_path / "upload.jsonl"
+    upload.write_text('{"id": "a", "text": "one"}\n')
+    with pytest.raises(RuntimeError, match="killed"), transaction(sessions) as session:
+        JobRepository(session).add("job-1", "import", None, {})
+        sha256 = BlobRepository(session).add_input("job-1", "upload.jsonl", upload)
+        raise RuntimeError("killed before the commit")
+    with sessions() as session:
+        assert session.get(Job, "job-1") is None and BlobRepository(session).size(sha256) is None

@@ -115,7 +115,7 @@ def test_workers_run_the_jobs(compose: dict[str, Any], service: str) -> None:
     assert worker["image"] == api["image"] and worker["build"] == api["build"]
     assert _environment(worker) == _environment(api)
     assert _environment(api)["PAIRANK_EMBEDDED_WORKER"] == "false"
-    assert _mounts(worker) == {"/data": "pairank-data"}
+    assert _mounts(worker) == {"/data": "worker-data"}
     assert worker["depends_on"]["postgres"]["condition"] == "service_healthy"
 
 
@@ -140,12 +140,37 @@ def test_api_waits_for_a_healthy_database(compose: dict[str, Any], service: str)
 
 
 def test_named_volumes(compose: dict[str, Any], resolved: dict[str, Any]) -> None:
-    assert set(compose["volumes"]) == {"postgres-data", "pairank-data"}
+    assert set(compose["volumes"]) == {"postgres-data", "pairank-data", "worker-data"}
     assert _mounts(compose["services"]["postgres"]) == {"/var/lib/postgresql/data": "postgres-data"}
     for service in API_SERVICES:
         assert _mounts(compose["services"][service]) == {"/data": "pairank-data"}
-        # The volume is where the app keeps models and index bundles only if the data dir points there.
+    for service in (*API_SERVICES, *WORKER_SERVICES):
+        # The volume is the app's cache (fetched models, exports, snapshots) only if the data dir is there.
         assert _environment(resolved["services"][service])["PAIRANK_DATA_DIR"] == "/data"
+
+
+def _writable_sources(service: dict[str, Any]) -> set[str]:
+    """Named volumes and host paths a service mounts read-write."""
+    sources = set()
+    for volume in service.get("volumes") or []:
+        if isinstance(volume, dict):
+            if not volume.get("read_only"):
+                sources.add(str(volume.get("source", "")))
+        else:
+            source, _target, *mode = str(volume).split(":")
+            if "ro" not in mode:
+                sources.add(source)
+    return sources
+
+
+def test_api_and_worker_share_no_writable_volume(compose: dict[str, Any], resolved: dict[str, Any]) -> None:
+    # Everything the api and the worker exchange (job inputs, trained models, keys, vectors) is in the
+    # database: each keeps only its own cache, so they may run on machines that share no disk.
+    services = compose["services"]
+    apis = set().union(*(_writable_sources(services[name]) for name in API_SERVICES))
+    workers = set().union(*(_writable_sources(services[name]) for name in WORKER_SERVICES))
+    assert not apis & workers, f"api and worker share {apis & workers}"
+    # (test_required_settings_are_set_and_valid: the compose settings resolve to the database store.)
 
 
 @pytest.mark.parametrize("service", API_SERVICES)
@@ -198,6 +223,7 @@ def test_required_settings_are_set_and_valid(
     settings = Settings()
     assert settings.resolved_database_url == environment["PAIRANK_DATABASE_URL"]
     assert str(settings.data_dir) == "/data"
+    assert settings.resolved_artifact_store == "database"  # models travel in PostgreSQL, not a volume
 
 
 def test_defaults_agree_with_the_app(compose: dict[str, Any]) -> None:

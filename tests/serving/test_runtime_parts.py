@@ -6,7 +6,6 @@ import pytest
 
 from app.core.errors import NotReadyError
 from app.db.admin_repository import ModelRepository
-from app.serving.registry import register_model
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.ranking import RankingService
@@ -64,7 +63,7 @@ def test_the_follower_applies_writes_and_activations_without_writing_the_registr
 
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=11)
     spec = resolve_model(str(other))
-    register_model(leader.sessions, spec, str(other), "configured")
+    leader.serving.registry.register(spec, str(other), "configured")
     leader.swap(leader.serving.build_state(spec))
     with leader.sessions() as session:
         active = ModelRepository(session).active()

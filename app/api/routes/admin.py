@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query
 from app.api.deps import ApiKeyServiceDep, JobServiceDep, ModelAdminServiceDep, RetrainServiceDep
 from app.api.params import KeyIdParam, ModelVersionParam, RecordIdParam
 from app.api.security import ADMIN
-from app.schemas.admin import JobCreated, JobList, JobOut, ModelList, ModelOut, RetrainRequest
+from app.schemas.admin import JobCreated, JobList, JobOut, ModelDeleted, ModelList, ModelOut, RetrainRequest
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
 from app.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyOut
 
@@ -48,14 +48,26 @@ def cancel_job(job_id: RecordIdParam, service: JobServiceDep) -> JobOut:
 
 @router.get("/models", response_model=ModelList)
 def list_models(service: ModelAdminServiceDep) -> ModelList:
-    """Registered versions with their training config, dev metrics and which one is active."""
-    return ModelList(models=[ModelOut.model_validate(m) for m in service.list_models()])
+    """Registered versions with their training config, dev metrics, stored files and which one is active."""
+    registered = service.list_models()
+    return ModelList(
+        models=[ModelOut.model_validate(m) for m in registered.models],
+        artifact_store=registered.artifact_store,
+        stored_bytes=registered.stored_bytes,
+    )
 
 
 @router.post("/models/{version:path}/activate", status_code=202, response_model=JobOut, responses=CONFLICT)
 def activate_model(version: ModelVersionParam, service: ModelAdminServiceDep) -> JobOut:
     """Queue the activation of a registered version (also the rollback): its job builds the indexes."""
     return JobOut.model_validate(service.activate(version))
+
+
+@router.delete("/models/{version:model_version}", response_model=ModelDeleted, responses=CONFLICT)
+def delete_model(version: ModelVersionParam, service: ModelAdminServiceDep) -> ModelDeleted:
+    """Delete a registered version and the stored files no other model or job uses (409 for the active
+    and the previous version, the rollback target, and for one an unfinished job uses)."""
+    return ModelDeleted.model_validate(service.delete(version))
 
 
 @router.get("/keys", response_model=ApiKeyList)
