@@ -62,7 +62,9 @@ def started(tiny_model_dir: Path, export_cache_dir: Path) -> Iterator[None]:
         client.post("/v1/corpora/claims/documents", json={"documents": documents})
         # Judged pairs, so that a generated retraining request can really queue its job.
         queries = ["moon film set", "bleach cure", "vaccine autism", "flat earth nasa", "shark highway"]
-        pairs = [{"query": q, "document_id": doc, "label": 1} for q, (doc, _) in zip(queries, CLAIMS, strict=True)]
+        pairs = [
+            {"query": q, "document_id": doc, "label": 1} for q, (doc, _) in zip(queries, CLAIMS, strict=True)
+        ]
         client.post("/v1/corpora/claims/pairs", json={"pairs": pairs})
         yield
     _RUNTIME.close()
