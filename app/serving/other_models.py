@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from app.core.errors import ConflictError
 from app.serving.encoder import Encoder
-from pairank.models import ModelSpec, resolve_model
+from pairank.models import ModelSpec
 
 _CLOSE_AFTER_SECONDS = 30.0
 
@@ -28,18 +28,17 @@ class OtherModels:
         self._loaded: OrderedDict[str, Encoder] = OrderedDict()
         self._lock = threading.Lock()
 
-    def encoder(self, version: str, path: str) -> Encoder:
-        """The encoder of a registered version at `path`, loaded once (the lock keeps two requests from
-        loading it twice; its weights are hashed only then). ConflictError when the weights there are no
-        longer that version's."""
+    def encoder(self, version: str, resolve: Callable[[], ModelSpec]) -> Encoder:
+        """The encoder of a registered version, loaded once: `resolve` (the registry's verified local
+        copy, fetched if need be) runs only then, under the lock, so two requests never load it twice."""
         with self._lock:
             found = self._loaded.get(version)
             if found is not None:
                 self._loaded.move_to_end(version)
                 return found
-            spec = resolve_model(path)
-            if spec.version != version:
-                raise ConflictError(f"the weights at {path} are now {spec.version}, not {version}", "model")
+            spec = resolve()
+            if spec.version != version:  # a folder or hub name whose weights changed since it registered
+                raise ConflictError(f"the weights of {version} are now {spec.version}", "model")
             encoder = self._load(spec)
             self._loaded[spec.version] = encoder
             while len(self._loaded) > self._keep:

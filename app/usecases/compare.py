@@ -16,7 +16,7 @@ from typing import Any
 from app.core.errors import ConflictError, InvalidInputError, NotFoundError
 from app.core.limits import check_text
 from app.db.admin_models import TrainingPair
-from app.db.admin_repository import ModelRepository, PairRepository
+from app.db.admin_repository import PairRepository
 from app.db.corpus_lookup import require_corpus
 from app.db.repository import DocumentRepository, found_documents
 from app.search.compare import Pool, gather_pools, rank_pool
@@ -89,15 +89,12 @@ class CompareService:
         """The serving encoder, or a registered version's (loaded for comparisons)."""
         if side.model is None or side.model == state.model_version:
             return state.encoder
-        with self.service.sessions() as session:
-            row = ModelRepository(session).get(side.model)
-            path = row.path if row is not None else None
-        if path is None:
-            raise NotFoundError(f"{field}: model version {side.model!r} is not registered", field)
+        registry, version = self.service.serving.registry, side.model
         try:
-            return self.service.serving.other_models.encoder(side.model, path)
-        except ConflictError as error:
-            raise ConflictError(f"{field}: {error}", field) from error
+            # Resolved through the registry: its stored files, fetched and verified on any machine.
+            return self.service.serving.other_models.encoder(version, lambda: registry.spec(version))
+        except (NotFoundError, ConflictError) as error:
+            raise type(error)(f"{field}: {error.message}", field) from error
 
     def _setting(self, opened: CorpusVectors, side: Side, version: str) -> RankingSetting:
         settings = opened.settings

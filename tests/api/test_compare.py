@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.serving.registry import register_model
 from pairank.models import resolve_model
 from tests.api.conftest import ClientFactory, add_claims
 from tests.api.test_admin import finished, wait_job
@@ -116,7 +115,7 @@ def test_a_registered_model_ranks_as_it_will_once_active(make_client: ClientFact
     add_claims(admin)
     other = build_tiny_model(tmp_path / "other-model", seed=7)
     spec = resolve_model(str(other))
-    register_model(admin.app.state.runtime.sessions, spec, str(other), "configured")
+    admin.app.state.runtime.serving.registry.register(spec, str(other), "configured")
     serving = admin.get("/ready").json()["model"]
     body = {
         "query": QUERY,

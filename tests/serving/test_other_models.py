@@ -32,14 +32,13 @@ def test_loaded_once_least_recently_used_dropped(
     models = OtherModels(load, keep=1)
     first = resolve_model(str(tiny_model_dir))
     second = resolve_model(str(build_tiny_model(tmp_path / "second", seed=3)))
-    encoder = models.encoder(first.version, first.path)
-    assert models.encoder(first.version, "/nowhere") is encoder and loads == [
-        first.version
-    ]  # not hashed again
+    encoder = models.encoder(first.version, lambda: first)
+    assert models.encoder(first.version, lambda: pytest.fail("resolved again")) is encoder
+    assert loads == [first.version]  # loaded (and its files verified) once
     assert encoder.encode(["a claim"]).shape[0] == 1
     with pytest.raises(ConflictError, match="are now"):
-        models.encoder("renamed@000000000000", second.path)  # the weights there are another version
-    kept = models.encoder(second.version, second.path)
+        models.encoder("renamed@000000000000", lambda: second)  # the weights there are another version
+    kept = models.encoder(second.version, lambda: second)
     assert models.loaded() == [second.version] and loads == [first.version, second.version]
     deadline = time.monotonic() + 10
     while not encoder.batcher._closed and time.monotonic() < deadline:  # the timer closes it
