@@ -21,8 +21,10 @@ install: $(STAMP)
 serve: $(STAMP)
 	$(VENV)/bin/pairank serve --demo --host $(HOST) --port $(PORT)
 
+# Two pytest-xdist workers, a test file per worker at a time (a file's module fixtures stay in one
+# process): many tests wait on real servers, subprocesses and databases, so two share the 2 cores well.
 test: $(STAMP)
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
