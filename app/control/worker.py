@@ -19,6 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -149,14 +150,20 @@ class JobWorker:
         else:
             self._finish(context, "succeeded", outcome)
 
-    def _release(self, context: JobContext) -> None:
-        """Hand a job this stopping worker began back to the queue (an import resumes where it was)."""
+    def _requeue_if_ours(self, context: JobContext, why: str, **fields: Any) -> None:
+        """Queue the job again (setting `fields` first) if this worker still holds it running."""
         with transaction(self.sessions) as session:
             repository = JobRepository(session)
             job = repository.get(context.job_id)
             if job is not None and job.owner == self.owner and job.status == "running":
+                if fields:
+                    repository.update(job.id, **fields)
                 repository.requeue(job.id)
-                log.warning("job %s: its worker %s stopped; queued again", context.job_id, self.owner)
+                log.warning("job %s %s; queued again", context.job_id, why)
+
+    def _release(self, context: JobContext) -> None:
+        """Hand a job this stopping worker began back to the queue (an import resumes where it was)."""
+        self._requeue_if_ours(context, f"stopped with its worker {self.owner}")
 
     def _requeue_when_back(self, context: JobContext) -> bool:
         """The database went away under the job: queue it again once it answers (within the lease), so
@@ -167,15 +174,8 @@ class JobWorker:
         deadline = time.monotonic() + self.lease_seconds
         while time.monotonic() < deadline:
             try:
-                with transaction(self.sessions) as session:
-                    repository = JobRepository(session)
-                    job = repository.get(context.job_id)
-                    if job is not None and job.owner == self.owner and job.status == "running":
-                        repository.update(
-                            job.id, params={**job.params, REQUEUED: context.params.get(REQUEUED, 0) + 1}
-                        )
-                        repository.requeue(job.id)
-                        log.warning("job %s met a database outage; queued again", context.job_id)
+                requeued = {**context.params, REQUEUED: int(context.params.get(REQUEUED, 0)) + 1}
+                self._requeue_if_ours(context, "met a database outage", params=requeued)
                 return True
             except DATABASE_UNAVAILABLE:
                 time.sleep(1)
