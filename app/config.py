@@ -82,6 +82,15 @@ class Settings(BaseSettings):
     max_queued_texts: int = Field(
         1024, ge=1, description="Texts waiting for the encoder above which interactive calls get 429."
     )
+    bulk_batch_texts: int = Field(
+        16, ge=1, le=4096, description="Texts per bulk encoder pass while queries are being served."
+    )
+    bulk_max_wait_ms: float = Field(
+        200.0,
+        ge=0.0,
+        le=60_000.0,
+        description="A bulk chunk waiting this long runs even while queries keep coming (no starvation).",
+    )
     max_seq_length: int | None = Field(
         None, ge=8, le=8192, description="Truncate inputs to this many tokens."
     )
