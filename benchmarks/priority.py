@@ -93,7 +93,7 @@ def run_import(http: httpx.Client, upload: Path, limit_s: float) -> dict[str, An
     raise RuntimeError(f"the import did not finish in {limit_s} s")
 
 
-def plot(calls: list[Call], import_window: tuple[float, float], path: Path) -> None:
+def plot(calls: list[Call], import_window: tuple[float, float], documents: int, path: Path) -> None:
     """Rank latency (p50, p99 per 5 s) over the run, the import's span shaded."""
     import matplotlib
 
@@ -104,7 +104,7 @@ def plot(calls: list[Call], import_window: tuple[float, float], path: Path) -> N
     figure, axis = plt.subplots(figsize=(9, 4))
     axis.plot([w["t"] for w in rows], [w["p50_ms"] for w in rows], label="p50")
     axis.plot([w["t"] for w in rows], [w["p99_ms"] for w in rows], label="p99")
-    axis.axvspan(*import_window, color="orange", alpha=0.15, label="50,000-document import")
+    axis.axvspan(*import_window, color="orange", alpha=0.15, label=f"{documents:,}-document import")
     axis.axhline(500, color="red", linestyle="--", linewidth=1, label="500 ms")
     axis.set_xlabel("seconds")
     axis.set_ylabel("rank latency (ms), 5 s windows")
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             "final_index": http.get("/v1/corpora/claims/index").json(),
             "windows": windows(calls, 5.0),
         }
-        plot(calls, (import_started, import_ended), args.output_dir / "priority.png")
+        plot(calls, (import_started, import_ended), args.documents, args.output_dir / "priority.png")
     finally:
         http.close()
         process.send_signal(signal.SIGINT)

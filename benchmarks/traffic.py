@@ -105,9 +105,14 @@ class Load:
         return sorted((c for per_client in self._results for c in per_client), key=lambda c: c.at)
 
 
+def answered(call: Call) -> bool:
+    """A 2xx, or a delete of a document that was not there (404: the outcome asked for)."""
+    return 200 <= call.status < 300 or (call.op == "delete" and call.status == 404)
+
+
 def summary(calls: list[Call]) -> dict[str, Any]:
-    """Count, latency percentiles of the 200s, and every other outcome counted."""
-    ok = [c.ms for c in calls if 200 <= c.status < 300]
+    """Count, latency percentiles of the answered calls, and every other outcome counted."""
+    ok = [c.ms for c in calls if answered(c)]
     return {
         "calls": len(calls),
         "ok": len(ok),
@@ -116,7 +121,7 @@ def summary(calls: list[Call]) -> dict[str, Any]:
         "p99_ms": round(percentile(ok, 0.99), 1),
         "max_ms": round(max(ok), 1) if ok else float("nan"),
         "429": sum(1 for c in calls if c.status == 429),
-        "errors": sum(1 for c in calls if not (200 <= c.status < 300) and c.status != 429),
+        "errors": sum(1 for c in calls if not answered(c) and c.status != 429),
     }
 
 
@@ -128,7 +133,7 @@ def windows(calls: list[Call], seconds: float) -> list[dict[str, Any]]:
     end = calls[-1].at
     start = 0.0
     while start <= end:
-        inside = [c.ms for c in calls if start <= c.at < start + seconds and 200 <= c.status < 300]
+        inside = [c.ms for c in calls if start <= c.at < start + seconds and answered(c)]
         out.append({
             "t": round(start, 1), "calls": len(inside),
             "p50_ms": round(percentile(inside, 0.5), 1) if inside else None,
