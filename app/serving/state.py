@@ -29,6 +29,7 @@ from pairank.models import ModelSpec
 
 log = logging.getLogger(__name__)
 _RETIRE_AFTER_SECONDS = 30.0
+BUSY_CHANGES_FACTOR = 10
 
 
 @dataclass(frozen=True)
@@ -183,6 +184,10 @@ class Serving:
         state = self._state
         if state is None:
             return 0
+        if not force and state.encoder.batcher.interactive_recently():
+            # Queries are being served: a checkpoint rewrites the whole index, so while they last it
+            # comes by age (max_seconds), or after 10x the changes, not after every max_changes.
+            max_changes *= BUSY_CHANGES_FACTOR
         written = 0
         for opened in state.store.due(max_changes, max_seconds):
             if not (force or self.checkpoints.may_try(opened.name)):
