@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pairank.client.handles import job_operation
-from pairank.client.ops import admin, corpora, evaluations, imports, pairs, ranking, request
+from pairank.client.ops import admin, corpora, evaluations, imports, pairs, ranking
+from pairank.client.ops import request as any_route
 from pairank.client.surface import operation, paged
 
 
@@ -64,4 +65,4 @@ class Api:
     whoami = operation(admin.whoami)
 
     # Any route (what the methods above do not cover).
-    request = operation(request)
+    request = operation(any_route)

@@ -66,6 +66,15 @@ class Call(Generic[T]):
 
 Step = Call[Any] | Pause
 Steps = Generator[Step, Any, T]  # an operation: it receives each call's answer, and returns its result
+I = TypeVar("I")  # noqa: E741 - an item of a paged listing
+
+
+@dataclass(frozen=True)
+class Pages(Generic[I]):
+    """A listing read page by page: `fetch(cursor)` gives a page's items and the next cursor (None: done)."""
+
+    fetch: Callable[[Any], Steps[tuple[list[I], Any]]]
+    start: Any
 
 
 def body(model: BaseModel) -> Any:

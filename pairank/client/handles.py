@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Coroutine
-from typing import Any, Generic, ParamSpec, cast, overload
+from typing import Any, Generic, ParamSpec, TypeVar, cast, overload
 
 from app.schemas.admin import JobOut
 from pairank.client.calls import Steps, mapped
 from pairank.client.ops import jobs
-from pairank.client.surface import Awaiting, Blocking, T, method
+from pairank.client.surface import Awaiting, Blocking, method, wrapped
 
 P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class _JobMethods:
@@ -82,11 +83,7 @@ class JobOperation(Generic[P]):
         def handle(record: JobOut) -> Job | AsyncJob:
             return Job(instance, record) if isinstance(instance, Blocking) else AsyncJob(instance, record)
 
-        @functools.wraps(build)
-        def started(*args: Any, **kwargs: Any) -> Any:
-            return instance._drive(mapped(build(*args, **kwargs), handle))
-
-        return started
+        return wrapped(build, lambda *args, **kwargs: instance._drive(mapped(build(*args, **kwargs), handle)))
 
 
 def job_operation(build: Callable[P, Steps[JobOut]]) -> JobOperation[P]:

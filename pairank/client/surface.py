@@ -11,22 +11,13 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from dataclasses import dataclass
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
 
-from pairank.client.calls import Steps
+from pairank.client.calls import Pages, Steps
 
 P = ParamSpec("P")
 T = TypeVar("T")
 I = TypeVar("I")  # noqa: E741 - an item of a paged listing
-
-
-@dataclass(frozen=True)
-class Pages(Generic[I]):
-    """A listing read page by page: `fetch(cursor)` gives a page's items and the next cursor (None: done)."""
-
-    fetch: Callable[[Any], Steps[tuple[list[I], Any]]]
-    start: Any
 
 
 class Blocking(ABC):
@@ -76,12 +67,9 @@ class Operation(Generic[P, T]):
         if instance is None:
             return self
         build, bound = self.build, self.bound
-
-        @functools.wraps(build)
-        def method(*args: Any, **kwargs: Any) -> Any:
-            return instance._drive(build(instance, *args, **kwargs) if bound else build(*args, **kwargs))
-
-        return method
+        if bound:
+            return wrapped(build, lambda *args, **kwargs: instance._drive(build(instance, *args, **kwargs)))
+        return wrapped(build, lambda *args, **kwargs: instance._drive(build(*args, **kwargs)))
 
 
 class Paged(Generic[P, I]):
@@ -101,12 +89,12 @@ class Paged(Generic[P, I]):
         if instance is None:
             return self
         build = self.build
+        return wrapped(build, lambda *args, **kwargs: instance._iterate(build(*args, **kwargs)))
 
-        @functools.wraps(build)
-        def method(*args: Any, **kwargs: Any) -> Any:
-            return instance._iterate(build(*args, **kwargs))
 
-        return method
+def wrapped(build: Callable[..., Any], method: Callable[..., Any]) -> Callable[..., Any]:
+    """`method` named and documented as the operation it carries out (`help()` shows the operation's)."""
+    return functools.update_wrapper(method, build)
 
 
 def operation(build: Callable[P, Steps[T]]) -> Operation[P, T]:

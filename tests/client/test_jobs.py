@@ -20,25 +20,10 @@ from pairank.client import (
     NotFoundError,
     WaitTimeoutError,
 )
+from tests.api.conftest import CLAIMS
+from tests.api.test_admin import PARAPHRASES
 
 CORPUS = "jobs-claims"
-CLAIMS = [
-    ("c1", "The moon landing was staged in a film studio."),
-    ("c2", "Drinking bleach cures the coronavirus infection."),
-    ("c3", "Vaccines cause autism in young children."),
-    ("c4", "The earth is flat and NASA hides it."),
-    ("c5", "A shark was photographed swimming on a flooded highway."),
-]
-PARAPHRASES = [
-    ("was the moon landing fake", "c1"),
-    ("does bleach cure covid", "c2"),
-    ("do vaccines cause autism", "c3"),
-    ("is the earth really flat", "c4"),
-    ("shark on a flooded highway photo", "c5"),
-    ("moon hoax studio", "c1"),
-    ("bleach coronavirus cure", "c2"),
-    ("autism from vaccines", "c3"),
-]
 FAST = {"batch_size": 4, "learning_rate": 1e-3, "cross_validation": "never"}
 
 

@@ -27,11 +27,10 @@ from app.schemas.evaluations import (
     RankingCalibrationOut,
     RankingCalibrationRequest,
 )
-from pairank.client.calls import Steps, call, reads, reads_nothing
+from pairank.client.calls import Pages, Steps, call, reads, reads_nothing
 from pairank.client.errors import invalid_request
 from pairank.client.ops import given, segment
 from pairank.client.progress import CountProgress, reporter
-from pairank.client.surface import Pages
 
 T = TypeVar("T")
 Document = DocumentIn | Mapping[str, Any]
