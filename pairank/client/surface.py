@@ -9,6 +9,7 @@ and the descriptor hands it to the instance's driver: `Blocking._drive` returns 
 from __future__ import annotations
 
 import functools
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, cast, overload
@@ -66,9 +67,12 @@ class Operation(Generic[P, T]):
     def __get__(self, instance: Blocking | Awaiting | None, owner: type) -> Any:
         if instance is None:
             return self
-        build, bound = self.build, self.bound
-        if bound:
-            return wrapped(build, lambda *args, **kwargs: instance._drive(build(instance, *args, **kwargs)))
+        build = self.build
+        if self.bound:
+            bound = wrapped(build, lambda *args, **kwargs: instance._drive(build(instance, *args, **kwargs)))
+            signature = inspect.signature(build)
+            bound.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])  # type: ignore[attr-defined]
+            return bound
         return wrapped(build, lambda *args, **kwargs: instance._drive(build(*args, **kwargs)))
 
 
