@@ -10,8 +10,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import CorpusName, Description, DocumentId, NonBlankText, limited
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
-from evaluation.metrics import METRIC_FAMILIES, parse_metric
-from indexes.fusion import DEFAULT_ALPHA
+from evaluation.metric_names import METRIC_FAMILIES, parse_metric
+from indexes.fusion_defaults import DEFAULT_ALPHA
 
 # What evaluation.metrics.parse_metric accepts, as one pattern: MAP, MRR, or a family at a cutoff.
 _CUTOFF_FAMILIES = "|".join(sorted(name[:-2] for name in METRIC_FAMILIES if name.endswith("@k")))

@@ -19,7 +19,7 @@ from app.schemas.common import (
     limited,
 )
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
-from indexes.fusion import DEFAULT_ALPHA
+from indexes.fusion_defaults import DEFAULT_ALPHA
 
 FilterScalar = MetaString | StrictInt64 | StrictFiniteFloat | StrictBool  # noqa: UP007
 
