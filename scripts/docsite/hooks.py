@@ -31,9 +31,10 @@ COPIED = {
     "reference/training.md": ROOT / "training" / "README.md",
     **{f"benchmarks/{path.name}": path for path in sorted((ROOT / "benchmarks").glob("*.md"))},
 }
-EXTERNAL_ASSET = re.compile(
-    r"""<(?:script|link|img)\b[^>]*\b(?:src|href)=["'](?:https?:)?//""", re.IGNORECASE
-)
+ASSET_TAG = re.compile(r"<(?:script|link|img|iframe|source|video|audio)\b[^>]*>", re.IGNORECASE)
+REMOTE = re.compile(r"""\b(?:src|href)=["'](?:https?:)?//""", re.IGNORECASE)
+# Links a browser does not fetch (`mkdocs serve` adds a canonical URL of its own address).
+NOT_FETCHED = re.compile(r"""\brel=["'](?:canonical|alternate|prev|next)["']""", re.IGNORECASE)
 
 
 def _generated(name: str) -> str:
@@ -63,7 +64,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Files) -> str
 
 def on_post_page(output: str, page: Any, config: Any) -> str:
     """Fail the build when a page would fetch anything from another host."""
-    found = EXTERNAL_ASSET.search(output)
-    if found:
-        raise PluginError(f"{page.file.src_uri} loads {found.group(0)!r}...: the site must work offline")
+    for tag in ASSET_TAG.findall(output):
+        if REMOTE.search(tag) and not NOT_FETCHED.search(tag):
+            raise PluginError(f"{page.file.src_uri} loads {tag[:120]!r}: the site must work offline")
     return output

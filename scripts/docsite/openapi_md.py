@@ -183,7 +183,8 @@ def operation_markdown(method: str, path: str, op: Schema, errors: dict[str, str
     body = op.get("requestBody")
     if body:
         lines += [f"**Body:** {_body_text(body.get('content', {}))}", ""]
-        ref = next(iter(body.get("content", {}).values()), {}).get("schema", {}).get("$ref")
+        first: Schema = next(iter(body.get("content", {}).values()), {})
+        ref = first.get("schema", {}).get("$ref")
         examples = spec["components"]["schemas"].get(_ref_name(ref), {}).get("examples", []) if ref else []
         for example in examples[:1]:
             lines += ["```json", json.dumps(example), "```", ""]
