@@ -62,6 +62,9 @@ def _environment(
         "PAIRANK_DATA_DIR": str(data_dir),
         "PAIRANK_MODEL": str(tiny_model_dir),
         "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
+        # The examples need answers, not int8: exports and their quality gate are tested in
+        # tests/encoders, and exporting each retrained model here doubled the retraining example's time.
+        "PAIRANK_ENCODER_BACKEND": "torch",
         **{f"PAIRANK_{name.upper()}": value for name, value in settings.items()},
     }
 
