@@ -102,8 +102,9 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     and `.venv/bin/pairank` resolve, while the files blocks write stay out of the checkout."""
     folder = tmp_path_factory.mktemp("docs-cwd")
     for entry in ROOT.iterdir():
-        if entry.name not in {"data", "site", ".git"}:
+        if entry.name not in {"data", "site", ".git", ".venv"}:
             (folder / entry.name).symlink_to(entry)
+    (folder / ".venv").symlink_to(sys.prefix)  # the environment running the tests, wherever it lives
     return folder
 
 
