@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "training", "indexes", "encoders", "evaluation", "pairank")
-# The planes of app/, bottom first (README, "Layout"): a module may import its own plane and those below.
+# The planes of app/, bottom first (docs/reference/layout.md): a module may import its own plane and
+# those below.
 PLANES: tuple[tuple[str, ...], ...] = (
     ("app.config", "app.core", "app.observability"),
     ("app.db", "app.schemas"),
@@ -159,7 +160,7 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 def test_every_app_module_has_a_plane(graph: dict[str, set[str]]) -> None:
     unplaced = [module for module in graph if module.startswith("app") and plane_of(module) is None]
-    assert not unplaced, f"modules of no plane (add them to PLANES and the README's layout): {unplaced}"
+    assert not unplaced, f"modules of no plane (add them to PLANES and docs/reference/layout.md): {unplaced}"
 
 
 def test_planes_only_import_downwards(graph: dict[str, set[str]]) -> None:

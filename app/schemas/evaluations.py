@@ -75,7 +75,7 @@ class EvaluationCreate(RequestModel):
     cutoffs: list[Annotated[int, Field(ge=1, le=1000)]] | None = Field(None, min_length=1)
     top_k: int = Field(100, ge=1, le=1000, description="Retrieval depth per query.")
     ranking: Literal["dense", "lexical", "hybrid"] = Field(
-        "dense", description="Rank with the bi-encoder, BM25, or both fused (README, Hybrid ranking)."
+        "dense", description="Rank with the bi-encoder, BM25, or both fused (docs/concepts/ranking.md)."
     )
     alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="hybrid: the lexical weight (0: dense only).")
     fusion: Literal["linear", "rrf"] = Field(

@@ -54,7 +54,7 @@ RankingModeName = Literal["dense", "lexical", "hybrid"]
 
 
 class RankingOptions(RequestModel):
-    """How a corpus is ranked (README, "Hybrid ranking"); unset fields take the corpus's calibration."""
+    """How a corpus is ranked (docs/concepts/ranking.md); unset fields take the corpus's calibration."""
 
     mode: RankingModeName | None = Field(
         None,
