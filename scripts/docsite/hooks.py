@@ -37,6 +37,8 @@ COPIED = {
     "reference/training.md": ROOT / "training" / "README.md",
     **{f"benchmarks/{path.name}": path for path in sorted((ROOT / "benchmarks").glob("*.md"))},
 }
+# Images the copied benchmark reports show (plots next to their reports).
+ASSETS = {f"benchmarks/{path.name}": path for path in sorted((ROOT / "benchmarks").glob("*.png"))}
 SITE_PATH = {source.resolve(): uri for uri, source in COPIED.items()}
 LINK = re.compile(r"\]\((?P<target>[^)\s#:]+\.md)(?P<anchor>#[^)\s]*)?\)")
 ASSET_TAG = re.compile(r"<(?:script|link|img|iframe|source|video|audio)\b[^>]*>", re.IGNORECASE)
@@ -87,8 +89,8 @@ def on_config(config: Any) -> Any:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    """Add the benchmark reports and the training reference as pages."""
-    for uri, source in COPIED.items():
+    """Add the benchmark reports (with their plots) and the training reference as pages."""
+    for uri, source in {**COPIED, **ASSETS}.items():
         files.append(File.generated(config, uri, abs_src_path=str(source)))
     return files
 
