@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from pairank.models import ModelSpec, file_sha256, folder_weights_sha256
+from pairank.models import CROSS_ENCODER, ModelSpec, file_sha256, folder_weights_sha256
 from training.config import HardNegativesConfig
 from training.data import PairSet
 from training.hard_negatives import mine_hard_negatives
@@ -33,7 +33,7 @@ from training.plots import plot_training_curves
 from training.run_folder import MODEL_DIR, RunFolder, utc_timestamp
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
-RERANKER_KIND = "cross-encoder"  # manifest.json's `kind`: what the service loads as a re-ranker
+RERANKER_KIND = CROSS_ENCODER  # manifest.json's `kind`: what the service loads as a re-ranker
 
 
 @dataclass
