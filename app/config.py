@@ -82,6 +82,11 @@ class Settings(BaseSettings):
     max_queued_texts: int = Field(
         1024, ge=1, description="Texts waiting for the encoder above which interactive calls get 429."
     )
+    rerank_max_queued_pairs: int = Field(
+        1024,
+        ge=1,
+        description="(query, document) pairs waiting for a re-ranker above which rank calls get 429.",
+    )
     max_seq_length: int | None = Field(
         None, ge=8, le=8192, description="Truncate inputs to this many tokens."
     )

@@ -25,7 +25,7 @@ PLANES: tuple[tuple[str, ...], ...] = (
     ("app.control",),
     ("app.usecases",),
     ("app.api",),
-    ("app", "app.main", "app.cli", "app.worker_cli", "app.keys_cli", "app.import_cli"),
+    ("app", "app.main", "app.cli", "app.worker_cli", "app.keys_cli", "app.import_cli", "app.models_cli"),
 )
 WEB_FRAMEWORKS = ("fastapi", "starlette")
 MAX_MODULES_PER_FOLDER = 15
