@@ -141,11 +141,12 @@ class _CrossExportedBackend:
         return self._tokenize(pairs)
 
     def forward(self, token_ids: Sequence[np.ndarray], spare_core: bool = False) -> np.ndarray:
-        """Logits of one padded batch; `spare_core`: run on one core fewer (callers' threads work beside)."""
-        threads = max(1, self.threads - 1) if spare_core else self.threads
-        runner = self._runners.get(threads)
+        """Logits of one padded batch, on every core even when several callers share the pass: unlike a
+        query's encoding, scoring the pairs is most of a re-ranked request, and the callers' threads
+        wait for it (measured: a core spared halved re-ranking throughput, benchmarks/rerank_latency.md)."""
+        runner = self._runners.get(self.threads)
         if runner is None:
-            runner = self._runners[threads] = self._open(threads)
+            runner = self._runners[self.threads] = self._open(self.threads)
         inputs = pair_inputs(token_ids, self.settings.pad_token_id, self.settings.input_names)
         return np.ascontiguousarray(
             np.asarray(runner(inputs), dtype=np.float32).reshape(len(token_ids), -1)[:, :1]
