@@ -71,8 +71,8 @@ def ratios(result: dict[str, Any]) -> list[str]:
                 "requests_per_s",
             )
     lines.append("")
-    lines.append("Ratios are slower / faster for latency (above 1: the first is slower) and faster / slower "
-                 "for throughput (above 1: the second side of the name is faster).")  # fmt: skip
+    lines.append("Latency columns: the first named ÷ the second (above 1: the first is slower); throughput: "
+                 "the second ÷ the first (above 1: the second serves more per second).")  # fmt: skip
     return lines
 
 
