@@ -134,6 +134,9 @@ def test_the_registry_knows_kinds_and_never_activates_a_cross_encoder(admin: tup
     assert listed[version]["training"]["kind"] == "cross-encoder" and listed[version]["artifact_files"] > 0
     refused = client.post(f"/admin/models/{version}/activate", headers=KEY)
     assert refused.status_code == 409 and "cross-encoder" in refused.json()["detail"]
+    compared = client.post("/v1/corpora/claims/compare", headers=KEY,
+                           json={"query": QUERY, "left": {}, "right": {"model": version}})  # fmt: skip
+    assert compared.status_code == 409 and compared.json()["field"] == "right.model"
     client.put("/v1/corpora/claims/ranking", json={**DENSE, "rerank": {"model": version}}, headers=KEY)
     in_use = client.delete(f"/admin/models/{version}", headers=KEY)
     assert in_use.status_code == 409 and "claims" in in_use.json()["detail"]

@@ -11,7 +11,13 @@ import numpy as np
 import pytest
 
 from app.control.activation import enqueue_activation
-from app.core.errors import ConflictError, InvalidInputError, NotFoundError, RetryLaterError
+from app.core.errors import (
+    ConfigurationError,
+    ConflictError,
+    InvalidInputError,
+    NotFoundError,
+    RetryLaterError,
+)
 from app.search.ranking_setting import RankingRequest, RerankRequest
 from app.serving.reranker import QUEUE_SETTING
 from app.serving.runtime import Runtime
@@ -175,3 +181,12 @@ def test_a_full_queue_refuses_with_retry_after_naming_the_setting(
         refused.value.field == QUEUE_SETTING and refused.value.retry_after >= 1 and refused.value.limit == 1
     )
     assert len(reranker.score(QUERY, list(TINY_CORPUS))) == len(TINY_CORPUS)  # the queue drained: served
+
+
+def test_a_cross_encoder_cannot_be_the_serving_model(
+    make_runtime: RuntimeFactory, tiny_reranker_dir: Path
+) -> None:
+    runtime = make_runtime(model=str(tiny_reranker_dir))
+    with pytest.raises(ConfigurationError) as refused:
+        runtime.serving.registry.active_at_start(runtime.settings.model)
+    assert refused.value.field == "PAIRANK_MODEL" and "cross-encoder" in refused.value.message
