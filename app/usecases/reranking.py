@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 import numpy as np
 
-from app.core.errors import ConflictError, InvalidInputError, NotFoundError
+from app.core.errors import ConflictError, NotFoundError
 from app.db.admin_repository import ModelRepository
 from app.search.ranking_setting import RerankRequest, RerankSetting, resolve_rerank
 from app.serving.context import ServiceContext
@@ -40,13 +40,14 @@ Item = TypeVar("Item", bound=_Ranked)
 
 
 def check_reranker(service: ServiceContext, version: str, field: str) -> None:
-    """404 when `version` is not registered, 422 when it is not a cross-encoder (naming `field`)."""
+    """404 when `version` is not registered, 409 when it is not a cross-encoder (naming `field`): which
+    versions exist and what they are is state, as in every other refusal of a well-formed request."""
     with service.sessions() as session:
         row = ModelRepository(session).get(version)
     if row is None:
         raise NotFoundError(f"{field}: model version {version!r} is not registered", field)
     if row.kind != CROSS_ENCODER:
-        raise InvalidInputError(
+        raise ConflictError(
             f"{field}: {version} is a {row.kind}; a re-ranking stage needs a cross-encoder "
             "(`pairank train --reranker`, then `pairank models register`)",
             field,
@@ -70,11 +71,11 @@ def rerank_stage(
     service: ServiceContext, requested: RerankRequest | None, corpus_ranking: Mapping[str, Any] | None
 ) -> RerankSetting | None:
     """The stage a rank call runs: the request's choices over the corpus's; a model the request names
-    is checked (404, 422), a request for one on a corpus without one is a 422."""
+    is checked (404, 409), a request for one on a corpus without one is a 409."""
     try:
         stage = resolve_rerank(requested, corpus_ranking)
     except ValueError as error:
-        raise InvalidInputError(
+        raise ConflictError(
             "rerank.model: this corpus has no re-ranking stage; name a registered cross-encoder (admin key) "
             "or set one on the corpus (PUT /v1/corpora/{name}/ranking)",
             "rerank.model",

@@ -117,11 +117,11 @@ def test_which_model_may_rerank_and_who_may_name_it(admin: tuple[TestClient, str
     wrong = client.put(
         "/v1/corpora/claims/ranking", json={**DENSE, "rerank": {"model": bi_encoder}}, headers=KEY
     )
-    assert wrong.status_code == 422 and "bi-encoder" in wrong.json()["detail"]
+    assert wrong.status_code == 409 and "bi-encoder" in wrong.json()["detail"]
     asked = client.post("/v1/corpora/claims/rank", json={"query": QUERY, "rerank": {"model": version}})
     assert asked.status_code == 403 and asked.json()["field"] == "rerank.model"
     nothing = client.post("/v1/corpora/claims/rank", json={"query": QUERY, "rerank": {"k": 3}})
-    assert nothing.status_code == 422 and nothing.json()["field"] == "rerank.model"
+    assert nothing.status_code == 409 and nothing.json()["field"] == "rerank.model"
     named = rank(client, rerank={"model": version, "k": 2, "weight": 0.5})
     assert named["ranking"]["rerank"] == {"model": version, "k": 2, "weight": 0.5}
 

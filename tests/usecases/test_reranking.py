@@ -14,7 +14,6 @@ from app.control.activation import enqueue_activation
 from app.core.errors import (
     ConfigurationError,
     ConflictError,
-    InvalidInputError,
     NotFoundError,
     RetryLaterError,
 )
@@ -119,7 +118,7 @@ def test_the_corpus_stage_serves_every_rank_and_a_request_can_turn_it_off(runtim
 
 
 def test_a_rerank_request_without_a_stage_or_model_names_the_field(runtime: Runtime) -> None:
-    with pytest.raises(InvalidInputError) as refused:
+    with pytest.raises(ConflictError) as refused:
         rank(runtime, rerank=RerankRequest(k=5))
     assert refused.value.field == "rerank.model"
 
@@ -127,15 +126,15 @@ def test_a_rerank_request_without_a_stage_or_model_names_the_field(runtime: Runt
 def test_only_a_registered_cross_encoder_may_rerank(runtime: Runtime, tiny_model_dir: Path) -> None:
     corpora = CorpusService(runtime)
     bi_encoder = runtime.state().model_version
-    with pytest.raises(InvalidInputError) as bi:
+    with pytest.raises(ConflictError) as bi:
         corpora.set_ranking("claims", {**DENSE, "rerank": {"model": bi_encoder, "k": 3, "weight": 1.0}})
     assert bi.value.field == "rerank.model" and "bi-encoder" in bi.value.message
     with pytest.raises(NotFoundError) as unknown:
         rank(runtime, rerank=RerankRequest(model="no-such@000000000000"))
     assert unknown.value.field == "rerank.model"
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(ConflictError):
         rank(runtime, rerank=RerankRequest(model=bi_encoder))
-    with pytest.raises(InvalidInputError) as at_creation:
+    with pytest.raises(ConflictError) as at_creation:
         corpora.create_corpus(
             "other", "claim", None, ranking={**DENSE, "rerank": {"model": bi_encoder, "k": 3}}
         )

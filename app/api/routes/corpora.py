@@ -34,7 +34,7 @@ def _may_set(ranking: CorpusRanking | None, caller: WriteAccess, field: str) -> 
         raise ForbiddenError(f"{field}: a re-ranking stage needs an admin key", field)
 
 
-@router.post("", status_code=201, response_model=CorpusOut, responses=CONFLICT)
+@router.post("", status_code=201, response_model=CorpusOut, responses={**CONFLICT, **NOT_FOUND})
 def create_corpus(body: CorpusCreate, service: CorpusServiceDep, caller: WriteAccess) -> CorpusOut:
     """Create an empty corpus."""
     require_corpus(caller, body.name)
@@ -58,12 +58,13 @@ def get_corpus(name: CorpusNameParam, service: CorpusServiceDep) -> CorpusOut:
     return CorpusOut.model_validate(service.get_corpus(name))
 
 
-@router.put("/{name}/ranking", response_model=CorpusOut, responses=NOT_FOUND)
+@router.put("/{name}/ranking", response_model=CorpusOut, responses={**NOT_FOUND, **CONFLICT})
 def set_ranking(
     name: CorpusNameParam, body: CorpusRanking, service: CorpusServiceDep, caller: WriteAccess
 ) -> CorpusOut:
     """Replace the corpus's ranking: its first stage until a calibration for the serving model exists,
-    and its re-ranking stage (`rerank`: a registered cross-encoder, an admin key; omitted: none)."""
+    and its re-ranking stage (`rerank`: a registered cross-encoder, an admin key; omitted: none); 404
+    for a version not registered, 409 for one that is not a cross-encoder."""
     _may_set(body, caller, "rerank.model")
     return CorpusOut.model_validate(service.set_ranking(name, body.model_dump()))
 

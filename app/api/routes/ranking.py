@@ -10,7 +10,7 @@ from app.api.deps import RankingServiceDep
 from app.api.params import CorpusNameParam
 from app.api.security import READ, ReadAccess
 from app.core.errors import ForbiddenError
-from app.schemas.errors import COMMON_ERRORS, NOT_FOUND, error_responses
+from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
 from app.schemas.ranking import (
     CorpusRankRequest,
     DuplicateResult,
@@ -59,12 +59,13 @@ def _response(ranking: Ranking) -> RankResponse:
     return RankResponse(results=_items(ranking.results), model=ranking.model, ranking=used)
 
 
-@router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses=NOT_FOUND)
+@router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses={**NOT_FOUND, **CONFLICT})
 def rank_corpus(
     name: CorpusNameParam, body: CorpusRankRequest, service: RankingServiceDep, principal: ReadAccess
 ) -> RankResponse:
     """Rank the corpus (or only the given candidates) for a query; a re-ranking stage (the corpus's, or
-    the request's) re-orders the top k with a cross-encoder."""
+    the request's) re-orders the top k with a cross-encoder (409: `rerank` asked of a corpus without a
+    stage and no model named, or a model that is not a cross-encoder)."""
     conditions = filter_conditions(body.filter)
     how = RankingRequest(body.mode, body.alpha, body.fusion, _rerank(body.rerank, principal))
     ranking = service.rank_corpus(
