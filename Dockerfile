@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# pairank API image: README.md ("Deploy with docker compose"). Build, CPU (default):  docker build -t pairank .
+# pairank API image: docs/guides/deployment.md. Build, CPU (default):  docker build -t pairank .
 #                                        Build, CUDA:           docker build --build-arg TORCH_VARIANT=cuda -t pairank:gpu .
 # TORCH_VARIANT: `cpu` (the small CPU wheel from download.pytorch.org/whl/cpu), `cuda` (the plain PyPI
 # wheel, which on Linux x86_64 is the CUDA build and brings its CUDA runtime as nvidia-* wheels, so the

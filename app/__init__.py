@@ -1,4 +1,4 @@
-"""pairank's service, one package per plane, each importing only the planes below it (README, "Layout").
+"""pairank's service, one package per plane, each importing only the planes below it (docs: layout).
 
 Bottom up: `core` (with `config` and `observability`), `db` and `schemas`, `stores`, `serving`,
 `search`, `control`, `usecases`, `api`; `main` is the composition root, and `cli`, `worker_cli`,

@@ -53,6 +53,16 @@ def _bootstrap_admin_key(settings: Settings, sessions: sessionmaker[Session]) ->
         )
 
 
+def _metrics_parent(data_dir: Path) -> Path:
+    # In memory (/dev/shm) where the host has it, not in the data dir: prometheus-client maps these
+    # files and grows them as labels appear, and a page of a mapped file that a full disk cannot back
+    # kills the process with SIGBUS. A full data disk must cost checkpoints, never the server.
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        return shm / "pairank-metrics"
+    return data_dir / "run" / "prometheus"
+
+
 def _prepare_metrics_dir(parent: Path) -> None:
     # prometheus-client's multiprocess mode: every worker writes its metrics under this folder, and a
     # scrape sums them. It must be set before any worker imports prometheus-client and start empty, or a
@@ -82,7 +92,7 @@ def serve(argv: list[str]) -> int:
         help="create the demo corpus if it does not exist, and serve without keys (PAIRANK_AUTH=disabled)",
     )
     args = parser.parse_args(argv)
-    _prepare_metrics_dir(get_settings().data_dir / "run" / "prometheus")
+    _prepare_metrics_dir(_metrics_parent(get_settings().data_dir))
     if args.demo:
         # The demo is for a laptop: no keys to make first. The warning is logged by `migrate`.
         os.environ["PAIRANK_SEED_DEMO"] = "true"

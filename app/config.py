@@ -15,62 +15,99 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="PAIRANK_", env_file=None, extra="ignore")
 
-    data_dir: Path = Field(Path("./data"), description="Database (SQLite default), index bundles and models.")
+    data_dir: Path = Field(
+        Path("./data"),
+        description="On PostgreSQL a cache only, safe to lose: models fetched from the database, exported "
+        "variants, index snapshots, training runs; on SQLite also the database file and the models' files "
+        "(one machine).",
+    )
     database_url: str | None = Field(
-        None, description="SQLAlchemy URL; default: SQLite file in the data dir."
+        None,
+        description="Any SQLAlchemy URL; production: `postgresql+psycopg://user:pass@host/db`. "
+        "Default: the SQLite file `<data dir>/pairank.db`.",
     )
     vector_store: Literal["faiss", "pgvector"] = Field(
         "faiss",
-        description="`faiss`: indexes in each process (embedded default); `pgvector`: vectors in PostgreSQL.",
+        description="`faiss`: Faiss indexes in each process, following the change log (the embedded "
+        "default); `pgvector`: vectors in PostgreSQL rows beside their documents, searched with pgvector "
+        "HNSW, so replicas hold no index state (needs a PostgreSQL URL).",
     )
     model: str = Field(
-        "default", description="`default` (bundled all-MiniLM-L6-v2), a local folder or a hub name."
+        "default",
+        description="`default` (the bundled all-MiniLM-L6-v2), a local sentence-transformers folder or "
+        "training run folder, or a hub name (needs network).",
     )
     admin_api_key: str | None = Field(
-        None, description="A key with the admin scope, from the environment (database keys: `pairank keys`)."
+        None,
+        description="An admin key that lives only in the environment (never in the database); prefer "
+        "database keys (`pairank keys`). Unset: no such key.",
     )
     auth: Literal["required", "disabled"] = Field(
-        "required", description="`disabled` opens read and write routes without a key (admin routes never)."
+        "required",
+        description="`required`: every route but `/health` and `/ready` needs an API key; `disabled`: read "
+        "and write routes are open (admin routes still need an admin key; `pairank serve --demo` sets it).",
     )
     key_cache_seconds: float = Field(
         5.0,
         ge=0.0,
         le=300.0,
-        description="Seconds a process remembers a key check (revoked elsewhere: works this long). 0: off.",
+        description="Seconds each process remembers a key check (so a request with a key reads no "
+        "database); a key revoked through another process or `pairank keys revoke` still works this long "
+        "there; 0: check every request.",
     )
     bootstrap_admin_key: str | None = Field(
-        None, description="Stored as the first admin key at start-up when the database has none."
+        None,
+        description="Stored (hashed) as the first admin key by `pairank migrate` / `serve` when the database "
+        "has no active admin key; make one with `pairank keys generate`. Unset: the first admin key comes "
+        "from `pairank keys create --scope admin`.",
     )
     rate_limit: float = Field(
-        100.0, ge=0.0, description="Requests/s per key (per address without auth), per process; 0: off."
+        100.0,
+        ge=0.0,
+        description="Requests/s per key (per client address when auth is disabled), per worker process; "
+        "0: off.",
     )
     rate_burst: int = Field(
-        200, ge=1, description="Requests a caller may send at once before the rate bites."
+        200, ge=1, description="Requests a caller may send at once before the rate limit answers 429."
     )
-    log_format: Literal["text", "json"] = Field("text", description="`json`: one JSON object per log line.")
+    log_format: Literal["text", "json"] = Field(
+        "text",
+        description="`json`: one JSON object per line with request id, route, status, duration, key id and "
+        "model version; `text` reads well in a terminal.",
+    )
     device: str | None = Field(
-        None, description="Torch device for the model; default: cuda if present, else cpu."
+        None, description="Torch device for the model. Default: `cuda` when present, else `cpu`."
     )
     encoder_backend: Literal["auto", "torch", "onnx", "openvino"] = Field(
         "auto", description="Inference runtime; `auto`: the fastest variant that passes the quality gate."
     )
     encoder_precision: Literal["auto", "fp32", "int8", "fp16"] = Field(
-        "auto", description="Numeric precision; `auto`: int8 on CPU (onnx/openvino), fp16 on CUDA (torch)."
+        "auto",
+        description="Numeric precision; `auto`: int8 on CPU, fp16 on CUDA; `int8` needs onnx or openvino, "
+        "`fp16` torch on CUDA.",
     )
     encoder_threads: int | None = Field(
-        None, ge=1, le=256, description="Threads per forward pass; default: every core the process may use."
+        None,
+        ge=1,
+        le=256,
+        description="Threads per forward pass. Default: every core the process may use (set cores / workers "
+        "when running several).",
     )
     artifact_store: Literal["auto", "database", "local"] = Field(
         "auto",
         description="Where registered models' files live: `database` (blobs; any machine loads them), "
-        "`local` (the registering folder, one machine); `auto`: database on PostgreSQL, local on SQLite.",
+        "`local` (the folder a model was registered from, one machine); `auto`: `database` on PostgreSQL, "
+        "`local` on SQLite.",
     )
     model_cache_dir: Path | None = Field(
-        None, description="Exported and quantized models, per model version; default: <data dir>/models."
+        None,
+        description="Exported and quantized models, one folder per model version and variant. "
+        "Default: `<data dir>/models`.",
     )
     micro_batching: bool = Field(
         True,
-        description="Gather concurrent encode calls into shared forward passes (false: one per request).",
+        description="Gather concurrent encode calls into shared forward passes (`false`: one pass per "
+        "request, for comparison).",
     )
     encode_batch_size: int = Field(64, ge=1, le=4096, description="Most texts per model forward pass.")
     max_batch_tokens: int = Field(
@@ -80,7 +117,24 @@ class Settings(BaseSettings):
         2.0, ge=0.0, le=1000.0, description="How long a forward pass waits for company when not full."
     )
     max_queued_texts: int = Field(
-        1024, ge=1, description="Texts waiting for the encoder above which interactive calls get 429."
+        1024,
+        ge=1,
+        description="Texts waiting for the encoder above which rank, duplicates and similarity answer 429 "
+        "with `Retry-After`.",
+    )
+    bulk_batch_texts: int = Field(
+        16,
+        ge=1,
+        le=4096,
+        description="Texts per bulk encoder pass (imports, upserts, index builds) while queries are being "
+        "served: a query waits for at most one such pass.",
+    )
+    bulk_max_wait_ms: float = Field(
+        200.0,
+        ge=0.0,
+        le=60_000.0,
+        description="A bulk chunk that waited this long runs even while queries keep coming, so bulk work "
+        "slows under query load but never stops.",
     )
     rerank_max_queued_pairs: int = Field(
         1024,
@@ -88,46 +142,71 @@ class Settings(BaseSettings):
         description="(query, document) pairs waiting for a re-ranker above which rank calls get 429.",
     )
     max_seq_length: int | None = Field(
-        None, ge=8, le=8192, description="Truncate inputs to this many tokens."
+        None,
+        ge=8,
+        le=8192,
+        description="Truncate inputs to this many tokens. Default: the model's own limit.",
     )
     duplicate_threshold: float = Field(
         0.8, ge=-1.0, le=1.0, description="Cosine threshold for duplicates when a corpus has none calibrated."
     )
     embedded_worker: bool = Field(
         True,
-        description="Run a job worker thread in each serving process (false: `pairank worker` runs jobs).",
+        description="Run a job worker thread in each serving process (set `false` where `pairank worker` "
+        "processes run the jobs, as in docker compose).",
     )
     job_lease_seconds: float = Field(
         30.0,
         gt=0.0,
         le=3600.0,
-        description="A job whose worker has not renewed its lease this long is failed.",
+        description="A running job whose worker stops renewing its lease this long (killed, host lost) is "
+        "failed.",
     )
     sync_seconds: float = Field(
         1.0,
         ge=0.0,
-        description="Seconds between a worker's checks for other workers' writes and model activations.",
+        description="How often a process polls for other processes' writes and model activations (on "
+        "PostgreSQL, writes also wake it at once through `NOTIFY`); 0: never.",
     )
     checkpoint_changes: int = Field(
-        1000, ge=1, description="Changes to a corpus after which its index snapshot is rewritten."
+        1000,
+        ge=1,
+        description="Changes to a corpus after which its index snapshot is rewritten in the background "
+        "(10x as many while queries are being served: a checkpoint rewrites the whole index).",
     )
     checkpoint_seconds: float = Field(
-        60.0, gt=0.0, description="Seconds after which a changed corpus's index snapshot is rewritten."
+        60.0,
+        gt=0.0,
+        description="Seconds after a change when a corpus's snapshot is rewritten (and at clean shutdown).",
     )
-    seed_demo: bool = Field(False, description="Create the demo corpus at start-up when it does not exist.")
+    seed_demo: bool = Field(
+        False, description="Create the demo corpus at start-up (`pairank serve --demo` sets it)."
+    )
     # Request limits: exceeding one is answered with 413 naming the field and the limit.
-    max_text_chars: int = Field(10_000, ge=1, description="Characters per text (query, document, pair side).")
-    max_documents_per_request: int = Field(1_000, ge=1, description="Documents per upsert or /v1/rank call.")
-    max_pairs_per_request: int = Field(1_000, ge=1, description="Pairs (or targets) per similarity call.")
-    max_candidates_per_request: int = Field(1_000, ge=1, description="Candidate ids per corpus rank call.")
-    max_texts_per_request: int = Field(100, ge=1, description="Input texts per duplicates call.")
-    max_request_bytes: int = Field(32 * 1024 * 1024, ge=1024, description="Largest accepted request body.")
-    max_import_bytes: int = Field(
-        2 * 1024**3, ge=1024, description="Largest JSON-lines upload of a bulk import (413 above)."
+    max_text_chars: int = Field(
+        10_000, ge=1, description="Characters per text (query, document, pair side); 413 above."
     )
-    max_evaluation_queries: int = Field(10_000, ge=1, description="Queries per evaluation request.")
+    max_documents_per_request: int = Field(
+        1_000, ge=1, description="Documents per upsert or `/v1/rank` call; 413 above."
+    )
+    max_pairs_per_request: int = Field(
+        1_000, ge=1, description="Pairs or targets per similarity call; 413 above."
+    )
+    max_candidates_per_request: int = Field(
+        1_000, ge=1, description="Candidate ids per corpus rank call; 413 above."
+    )
+    max_texts_per_request: int = Field(100, ge=1, description="Input texts per duplicates call; 413 above.")
+    max_request_bytes: int = Field(
+        32 * 1024 * 1024, ge=1024, description="Largest request body in bytes; 413 above."
+    )
+    max_import_bytes: int = Field(
+        2 * 1024**3, ge=1024, description="Largest JSON-lines upload of a bulk import in bytes; 413 above."
+    )
+    max_evaluation_queries: int = Field(
+        10_000, ge=1, description="Queries per evaluation request; 413 above."
+    )
     max_evaluation_documents: int = Field(
-        100_000, ge=1, description="Inline documents per evaluation request."
+        100_000, ge=1, description="Inline documents per evaluation request; 413 above."
     )
 
     @model_validator(mode="after")

@@ -76,8 +76,9 @@ def query_sets(queries: list[str]) -> dict[str, list[str]]:
 
 def start(env_extra: dict[str, str], folder: Path, port: int) -> subprocess.Popen[bytes]:
     """A `pairank serve` process on its own SQLite data dir; returns once /ready answers 200."""
+    inherited = {key: value for key, value in os.environ.items() if key != "PAIRANK_DATABASE_URL"}
     env = {
-        **os.environ,
+        **inherited,  # SQLite in the data dir unless `env_extra` names a database
         "PAIRANK_DATA_DIR": str(folder),
         # Measures the serving path, not the per-key limiter: no keys, no rate limit.
         "PAIRANK_AUTH": "disabled",
@@ -85,7 +86,6 @@ def start(env_extra: dict[str, str], folder: Path, port: int) -> subprocess.Pope
         "PAIRANK_MODEL_CACHE_DIR": str(REPO / "data" / "models"),
         **env_extra,
     }
-    env.pop("PAIRANK_DATABASE_URL", None)
     process = subprocess.Popen(
         [sys.executable, "-m", "pairank.cli", "serve", "--port", str(port)],
         env=env,

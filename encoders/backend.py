@@ -70,9 +70,12 @@ class FastTokenizer:
         return [np.asarray(e.ids, dtype=np.int64) for e in encodings]
 
 
-def pad_batch(token_ids: Sequence[np.ndarray], pad_id: int, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """Right-pad token id arrays to the longest one; returns the model's named int64 inputs."""
-    longest = max(len(ids) for ids in token_ids)
+def pad_batch(
+    token_ids: Sequence[np.ndarray], pad_id: int, names: Sequence[str], multiple: int = 1
+) -> dict[str, np.ndarray]:
+    """Right-pad token id arrays to the longest one (rounded up to `multiple`); the model's named int64
+    inputs. Padded positions are masked out, so the rounding changes no embedding."""
+    longest = -(-max(len(ids) for ids in token_ids) // multiple) * multiple
     input_ids = np.full((len(token_ids), longest), pad_id, dtype=np.int64)
     mask = np.zeros((len(token_ids), longest), dtype=np.int64)
     for row, ids in enumerate(token_ids):

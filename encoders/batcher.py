@@ -1,10 +1,13 @@
 """One encoder worker for every caller: concurrent requests share forward passes (micro-batching).
 
 Callers tokenize in their own threads and queue their token ids; a single worker thread takes what is
-queued (interactive calls first, then bulk work), waits up to `wait_ms` for company while the batch is
-not full, sorts the texts by length, runs padded forward passes of at most `max_batch_texts` texts and
-`max_batch_tokens` padded tokens, and hands each caller its own rows. Bulk callers (upserts, index
-builds, evaluations) queue one chunk at a time, so a query never waits behind more than one bulk batch.
+queued, waits up to `wait_ms` for company while the batch is not full, sorts the texts by length, runs
+padded forward passes of at most `max_batch_texts` texts and `max_batch_tokens` padded tokens, and hands
+each caller its own rows. Interactive calls go first and a pass carrying them carries no bulk work (a
+query's pass stays short); bulk callers (upserts, imports, index builds, evaluations) queue one chunk at
+a time, of `bulk_batch_texts` texts while queries have been seen in the last second (else full size), so
+a query waits for at most one small bulk pass. A bulk chunk that has waited `bulk_max_wait_ms` runs in a
+pass of its own even while queries keep coming, so bulk work slows down under query load but never stops.
 When more than `max_queued_texts` texts wait, new interactive calls are refused with `EncoderOverloaded`
 (the API answers 429) instead of queueing without bound; bulk calls wait their turn instead.
 """
@@ -59,6 +62,8 @@ class BatchingConfig:
     wait_ms: float = 2.0
     max_queued_texts: int = 2048
     enabled: bool = True
+    bulk_batch_texts: int = 16
+    bulk_max_wait_ms: float = 200.0
 
 
 @dataclass
@@ -110,6 +115,7 @@ class MicroBatcher:
         # Without micro-batching, one lock serializes whole requests (the old behaviour, for comparison).
         self._direct_lock = threading.Lock()
         self._rate = 0.0  # texts per second, smoothed: turns the queue length into a Retry-After
+        self._last_interactive = float("-inf")  # when the last interactive call was queued
         self._worker: threading.Thread | None = None
         if self.config.enabled:
             self._worker = threading.Thread(target=self._run, name="pairank-encoder", daemon=True)
@@ -145,12 +151,20 @@ class MicroBatcher:
                 timings(queued, time.monotonic() - called - queued)
             return vectors
         rows: list[np.ndarray] = []
-        for start in range(0, len(tokens), chunk):
-            (request,) = self._submit([tokens[start : start + chunk]], priority)
+        start = 0
+        while start < len(tokens):
+            # Small chunks while queries are about: one never waits behind more than a short pass.
+            size = self.config.bulk_batch_texts if self.interactive_recently() else chunk
+            (request,) = self._submit([tokens[start : start + size]], priority)
             rows.append(request.future.result())
+            start += size
             if progress is not None:
-                progress(min(start + chunk, len(tokens)))
+                progress(min(start, len(tokens)))
         return np.vstack(rows)
+
+    def interactive_recently(self, seconds: float = 1.0) -> bool:
+        """True when an interactive call was queued in the last `seconds` (bulk work then yields)."""
+        return time.monotonic() - self._last_interactive < seconds
 
     def encode_tokens(
         self, tokens: Sequence[np.ndarray], timings: Callable[[float, float], None] | None = None
@@ -205,6 +219,8 @@ class MicroBatcher:
                     self.observer.rejected(count)
                 raise EncoderOverloaded(self._queued_texts, limit, self._retry_after())
             requests = [_Request(chunk, priority) for chunk in chunks]
+            if priority is Priority.INTERACTIVE:
+                self._last_interactive = requests[0].enqueued
             self._queues[priority].extend(requests)
             self._queued_texts += count
             self._cond.notify()
@@ -230,8 +246,16 @@ class MicroBatcher:
                 self._cond.wait(remaining)
             batch: list[_Request] = []
             texts = longest = 0
+            bulk = self._queues[Priority.BULK]
+            if bulk and time.monotonic() - bulk[0].enqueued >= config.bulk_max_wait_ms / 1000:
+                # Starved by a steady stream of queries: this bulk chunk runs now, in a pass of its own.
+                request = bulk.popleft()
+                self._queued_texts -= len(request.tokens)
+                return [request]
             for priority in Priority:
                 queue = self._queues[priority]
+                if priority is Priority.BULK and batch:
+                    break  # a pass carrying queries carries no bulk work: it stays short
                 while queue:
                     request = queue[0]
                     size = len(request.tokens)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from encoders.backend import MODEL_INPUTS, TokenizerSettings, read_tokenizer_settings
-from encoders.exported import Runner, inference_threads, open_onnx, open_openvino
+from encoders.exported import OpenVinoBackend, Runner, inference_threads, open_onnx, open_openvino
 
 Pair = tuple[str, str]
 SEGMENT_SHIFT = 32
@@ -47,9 +47,12 @@ class PairTokenizer:
         ]
 
 
-def pair_inputs(token_ids: Sequence[np.ndarray], pad_id: int, names: Sequence[str]) -> dict[str, np.ndarray]:
-    """Right-pad packed pair arrays to the longest; the model's named int64 inputs."""
-    longest = max(len(ids) for ids in token_ids)
+def pair_inputs(
+    token_ids: Sequence[np.ndarray], pad_id: int, names: Sequence[str], multiple: int = 1
+) -> dict[str, np.ndarray]:
+    """Right-pad packed pair arrays to the longest (rounded up to `multiple`: masked, so no score
+    changes); the model's named int64 inputs."""
+    longest = -(-max(len(ids) for ids in token_ids) // multiple) * multiple
     packed = np.full((len(token_ids), longest), pad_id, dtype=np.int64)
     mask = np.zeros((len(token_ids), longest), dtype=np.int64)
     for row, ids in enumerate(token_ids):
@@ -126,6 +129,7 @@ class _CrossExportedBackend:
 
     name = "exported"
     dimension = 1
+    pad_multiple = 1
 
     def __init__(self, folder: Path, precision: str, threads: int | None = None) -> None:
         self.folder = folder
@@ -147,10 +151,10 @@ class _CrossExportedBackend:
         runner = self._runners.get(self.threads)
         if runner is None:
             runner = self._runners[self.threads] = self._open(self.threads)
-        inputs = pair_inputs(token_ids, self.settings.pad_token_id, self.settings.input_names)
-        return np.ascontiguousarray(
-            np.asarray(runner(inputs), dtype=np.float32).reshape(len(token_ids), -1)[:, :1]
-        )
+        settings = self.settings
+        inputs = pair_inputs(token_ids, settings.pad_token_id, settings.input_names, self.pad_multiple)
+        logits = np.asarray(runner(inputs), dtype=np.float32).reshape(len(token_ids), -1)
+        return np.ascontiguousarray(logits[:, :1])
 
     def _open(self, threads: int) -> Runner:
         raise NotImplementedError
@@ -166,12 +170,14 @@ class CrossOnnxBackend(_CrossExportedBackend):
 
 
 class CrossOpenVinoBackend(_CrossExportedBackend):
-    """OpenVINO on the CPU (statically quantized with NNCF for int8)."""
+    """OpenVINO on the CPU (statically quantized with NNCF for int8), with the encoder's bounded kernel
+    cache and lengths rounded up to 16 (encoders/exported.py's OpenVinoBackend: the same shape growth)."""
 
     name = "openvino"
+    pad_multiple = OpenVinoBackend.pad_multiple
 
     def _open(self, threads: int) -> Runner:
-        return open_openvino(self.folder, threads)
+        return open_openvino(self.folder, threads, OpenVinoBackend.shape_cache)
 
 
 CROSS_EXPORTED_BACKENDS: dict[str, type[_CrossExportedBackend]] = {

@@ -38,6 +38,7 @@ class _ExportedBackend:
     """
 
     name = "exported"
+    pad_multiple = 1  # sequence lengths are rounded up to this (masked padding: same embeddings)
 
     def __init__(self, folder: Path, precision: str, threads: int | None = None) -> None:
         self.folder = folder
@@ -63,7 +64,9 @@ class _ExportedBackend:
         runner = self._runners.get(threads)
         if runner is None:  # opened on first use: a process that never shares cores opens one
             runner = self._runners[threads] = self._open(threads)
-        inputs = pad_batch(token_ids, self.settings.pad_token_id, self.settings.input_names)
+        inputs = pad_batch(
+            token_ids, self.settings.pad_token_id, self.settings.input_names, self.pad_multiple
+        )
         return normalize(runner(inputs))
 
     def _open(self, threads: int) -> Runner:
@@ -81,12 +84,20 @@ class OnnxBackend(_ExportedBackend):
 
 
 class OpenVinoBackend(_ExportedBackend):
-    """OpenVINO on the CPU (a statically quantized graph for int8), tuned for latency."""
+    """OpenVINO on the CPU (a statically quantized graph for int8), tuned for latency.
+
+    OpenVINO compiles kernels for each input shape it meets and keeps them (5,000 shapes by default):
+    with the micro-batcher's many (texts, longest) shapes a server grew to 4-6 GiB. Lengths rounded up
+    to 16 make shapes repeat, so a cache of 512 serves them: bounded memory, and faster than the
+    default cache in the same run (benchmarks/openvino_shapes.md).
+    """
 
     name = "openvino"
+    pad_multiple = 16
+    shape_cache = 512
 
     def _open(self, threads: int) -> Runner:
-        return open_openvino(self.folder, threads)
+        return open_openvino(self.folder, threads, self.shape_cache)
 
 
 def open_onnx(folder: Path, threads: int) -> Runner:
@@ -100,11 +111,16 @@ def open_onnx(folder: Path, threads: int) -> Runner:
     return lambda inputs: np.asarray(session.run(None, inputs)[0])
 
 
-def open_openvino(folder: Path, threads: int) -> Runner:
-    """A function running `folder`'s OpenVINO model on `threads` threads, tuned for latency."""
+def open_openvino(folder: Path, threads: int, shape_cache: int = OpenVinoBackend.shape_cache) -> Runner:
+    """A function running `folder`'s OpenVINO model on `threads` threads, tuned for latency, keeping the
+    kernels of at most `shape_cache` input shapes (see OpenVinoBackend)."""
     import openvino as ov
 
-    config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY", "INFERENCE_NUM_THREADS": threads}
+    config: dict[str, Any] = {
+        "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_NUM_THREADS": threads,
+        "CPU_RUNTIME_CACHE_CAPACITY": shape_cache,
+    }
     compiled = ov.Core().compile_model(ov.Core().read_model(str(folder / OPENVINO_FILE)), "CPU", config)
     # One infer request reused for every batch: the micro-batcher runs one forward pass at a time.
     request, output = compiled.create_infer_request(), compiled.output(0)

@@ -119,7 +119,7 @@ def _evaluate_parser() -> argparse.ArgumentParser:
         "--ranking",
         choices=("dense", "lexical", "hybrid"),
         default="dense",
-        help="retrieval/rerank: the bi-encoder (default), BM25, or both fused (README, Hybrid ranking)",
+        help="retrieval/rerank: the bi-encoder (default), BM25, or both fused (docs/concepts/ranking.md)",
     )
     parser.add_argument(
         "--alpha",

@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from indexes.fusion_defaults import DEFAULT_ALPHA
+
 __all__ = [
     "DEFAULT_ALPHA",
     "RRF_K",
@@ -25,9 +27,6 @@ __all__ = [
 ]
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
-# The lexical weight of a `hybrid` ranking that names none (a request, an evaluation, a kind's default):
-# between the best mixes measured on claims (PFCC-S, 0.1) and questions (CQA-B, 0.3) in benchmarks/hybrid.md.
-DEFAULT_ALPHA = 0.2
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import shutil
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -241,18 +242,25 @@ class LexicalIndex:
         folder.mkdir(parents=True, exist_ok=True)
         name = f"gen-{hwm}-{uuid.uuid4().hex[:8]}"
         tmp = folder / f".tmp-{name}"
-        tmp.mkdir()
-        np.save(tmp / "doc_ids.npy", doc_ids)
-        np.save(tmp / "pointers.npy", np.asarray(pointers, dtype=np.int64))
-        np.save(tmp / "terms.npy", np.asarray(terms, dtype=np.int32))
-        np.save(tmp / "freqs.npy", np.asarray(freqs, dtype=np.int32))
-        manifest = {"format_version": FORMAT_VERSION, "hwm": hwm, "tokenizer": self.tokenizer.describe()}
-        (tmp / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
-        (tmp / "manifest.json").write_text(json.dumps(manifest))
-        os.replace(tmp, folder / name)
         pointer = folder / f".{_CURRENT}.{uuid.uuid4().hex[:8]}"
-        pointer.write_text(name)
-        os.replace(pointer, folder / _CURRENT)
+        try:
+            tmp.mkdir()
+            np.save(tmp / "doc_ids.npy", doc_ids)
+            np.save(tmp / "pointers.npy", np.asarray(pointers, dtype=np.int64))
+            np.save(tmp / "terms.npy", np.asarray(terms, dtype=np.int32))
+            np.save(tmp / "freqs.npy", np.asarray(freqs, dtype=np.int32))
+            manifest = {"format_version": FORMAT_VERSION, "hwm": hwm, "tokenizer": self.tokenizer.describe()}
+            (tmp / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
+            (tmp / "manifest.json").write_text(json.dumps(manifest))
+            os.replace(tmp, folder / name)
+            pointer.write_text(name)
+            os.replace(pointer, folder / _CURRENT)
+        except BaseException:
+            # A full disk: nothing half-written stays behind; CURRENT still names the previous generation
+            # (the new one, if it was renamed into place, is removed with the next save's stale ones).
+            shutil.rmtree(tmp, ignore_errors=True)
+            pointer.unlink(missing_ok=True)
+            raise
         for child in folder.iterdir():  # older generations: nobody maps these, they are read once
             if child.is_dir() and child.name != name and not child.name.startswith(".tmp-"):
                 _remove_tree(child)

@@ -99,6 +99,31 @@ def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: Mo
     folder.mkdir(parents=True, exist_ok=True)
     name = f"gen-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}"
     tmp = folder / f".tmp-{name}"
+    try:
+        _write_generation(tmp, content, corpus, model)
+    except BaseException:
+        # A full disk (ENOSPC) or any other failure: the half-written generation goes, so it does not
+        # hold the space a retry needs; CURRENT still names the previous, whole generation.
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    generation = folder / name
+    os.replace(tmp, generation)
+    pointer_tmp = folder / f".{_CURRENT}.{uuid.uuid4().hex[:8]}"
+    try:
+        pointer_tmp.write_text(name)
+        _fsync_file(pointer_tmp)
+        os.replace(pointer_tmp, folder / _CURRENT)
+    except BaseException:
+        pointer_tmp.unlink(missing_ok=True)
+        shutil.rmtree(generation, ignore_errors=True)
+        raise
+    _fsync_dir(folder)
+    _remove_stale_generations(folder, keep=name)
+    return generation
+
+
+def _write_generation(tmp: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> None:
+    """Every file of a generation, fsynced, in the folder `tmp`."""
     tmp.mkdir()
     order = np.argsort(content.ids, kind="stable").astype(np.int64)
     np.save(tmp / "vectors.npy", np.ascontiguousarray(content.vectors, dtype=np.float32))
@@ -130,15 +155,6 @@ def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: Mo
     for child in tmp.iterdir():
         _fsync_file(child)
     _fsync_dir(tmp)
-    generation = folder / name
-    os.replace(tmp, generation)
-    pointer_tmp = folder / f".{_CURRENT}.{uuid.uuid4().hex[:8]}"
-    pointer_tmp.write_text(name)
-    _fsync_file(pointer_tmp)
-    os.replace(pointer_tmp, folder / _CURRENT)
-    _fsync_dir(folder)
-    _remove_stale_generations(folder, keep=name)
-    return generation
 
 
 def _remove_stale_generations(folder: Path, keep: str) -> None:

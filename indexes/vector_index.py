@@ -13,6 +13,7 @@ take it alone.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,7 +110,11 @@ class VectorIndex:
         self.hwm = 0
         self.dead_in_base = int(len(self.base.alive) - self.base.alive.sum())
         self._lock = SharedExclusiveLock()
-        self.combined = SearchCombiner(self.search)
+        # Weakly: a bound method would make index <-> combiner a cycle, and an index replaced by a
+        # checkpoint would keep its generation's files mapped (4 descriptors and its pages, per
+        # checkpoint) until the cyclic collector happened to run: found by the soak benchmark.
+        search = weakref.WeakMethod(self.search)
+        self.combined = SearchCombiner(lambda vectors, k: search()(vectors, k))  # type: ignore[misc]
 
     def __len__(self) -> int:
         with self._lock.shared():

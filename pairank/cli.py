@@ -53,7 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command not in available:
         print(f"pairank: unknown command {command!r}\n\n{_usage(available)}", file=sys.stderr)
         return 2
-    return int(available[command].load()(rest) or 0)
+    try:
+        return int(available[command].load()(rest) or 0)
+    except BrokenPipeError:  # `pairank keys list | head -1`: the reader left; not an error of ours
+        sys.stderr.close()  # nothing more can be said, and Python's exit flush must not complain
+        return 0
 
 
 if __name__ == "__main__":

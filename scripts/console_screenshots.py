@@ -1,4 +1,4 @@
-"""Regenerate the console screenshots in docs/ that the README shows ("Relevance workbench").
+"""Regenerate the console screenshots in docs/ (the README and docs/guides/console.md show them).
 
     .venv/bin/python scripts/console_screenshots.py [--output docs] [--model default]
 

@@ -1,7 +1,7 @@
 """pg_dump and pg_restore for the tests: a test's schema dumped, restored into a fresh database.
 
 The tests' databases are schemas of one server (tests/conftest.py), so a test dumps its own schema;
-an operator dumps the whole database (README, "Back up and restore"), which holds the same tables.
+an operator dumps the whole database (docs/guides/operations.md), which holds the same tables.
 """
 
 from __future__ import annotations

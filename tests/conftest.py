@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
 from app.serving.runtime import Runtime
+from tests.postgres_helpers import postgres_schema
 from tests.process_helpers import Server, ServerFactory, Worker
 from tests.reranker_helpers import build_tiny_reranker
 from tests.runtime_helpers import RuntimeFactory
@@ -42,14 +41,6 @@ def tiny_reranker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def export_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One encoder export cache for the whole session: each model version is exported and gated once."""
     return tmp_path_factory.mktemp("model-exports")
-
-
-def _postgres_schema_url(base_url: str, schema: str, *path: str) -> str:
-    # Each test gets its own schema, so runs never see each other's tables.
-    url = make_url(base_url)
-    query = dict(url.query)
-    query["options"] = f"-csearch_path={','.join([schema, *path])}"
-    return url.set(query=query).render_as_string(hide_password=False)
 
 
 @pytest.fixture(scope="session")
@@ -92,17 +83,8 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         base_url = os.environ.get("TEST_DATABASE_URL")
         if not base_url:
             pytest.skip(POSTGRES_SKIP_REASON)
-    schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base_url)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        extra = ("public",) if request.param == "pgvector" else ()
-        yield _postgres_schema_url(base_url, schema, *extra)
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
-        admin.dispose()
+    with postgres_schema(base_url, *(("public",) if request.param == "pgvector" else ())) as url:
+        yield url
 
 
 @pytest.fixture

@@ -24,7 +24,10 @@ def free_port() -> int:
 class Server:
     """`pairank serve` in its own process, as an operator runs it."""
 
-    def __init__(self, env: dict[str, str], workers: int = 1, log_file: Path | None = None) -> None:
+    def __init__(
+        self, env: dict[str, str], workers: int = 1, log_file: Path | None = None, *, ready: bool = True
+    ) -> None:
+        """Start it and wait until it is ready (`ready=False`: until it answers, loaded or not)."""
         self.port = free_port()
         self.log: IO[bytes] | int = log_file.open("wb") if log_file is not None else subprocess.DEVNULL
         command = ["serve", "--port", str(self.port), "--workers", str(workers)]
@@ -36,7 +39,7 @@ class Server:
         while time.monotonic() < deadline:
             assert self.process.poll() is None, "server exited during start-up"
             try:
-                if self.http.get("/ready").status_code == 200:
+                if self.http.get("/ready" if ready else "/health").status_code == 200:
                     return
             except httpx.TransportError:
                 pass

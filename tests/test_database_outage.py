@@ -21,6 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.postgres_helpers import own_postgres as own_postgres_server
+from tests.postgres_helpers import psycopg_url, stop_postgres
 from tests.process_helpers import Server
 
 OUTAGE_SECONDS = 6
@@ -31,20 +33,8 @@ CLIENT_TIMEOUT = 30  # a request may wait for a connect timeout (10 s), never lo
 @pytest.fixture
 def own_postgres(tmp_path: Path) -> Iterator[Any]:
     """A PostgreSQL only this test uses (stopped and started at will)."""
-    pgserver = pytest.importorskip("pgserver", reason="the pgserver wheel starts the test's own PostgreSQL")
-    try:
-        server = pgserver.get_server(tmp_path / "pg", cleanup_mode="stop")
-    except Exception as error:  # noqa: BLE001 - any failure to start a server means: not here
-        pytest.skip(f"the pgserver wheel's PostgreSQL did not start: {error}")
-    yield server
-    server.cleanup()
-
-
-def stop(server: Any) -> None:
-    """Stop the server at once (fast shutdown: open connections are cut)."""
-    from pgserver import _commands
-
-    _commands.pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)
+    with own_postgres_server(tmp_path / "pg") as server:
+        yield server
 
 
 def traffic(http: httpx.Client, stop_at: threading.Event, record: dict[str, Any]) -> None:
@@ -101,7 +91,7 @@ def wait_for_job(http: httpx.Client, job_id: str, seconds: float = 180) -> dict[
 def test_a_database_restart_under_traffic_answers_503_and_loses_nothing(
     own_postgres: Any, tmp_path: Path, tiny_model_dir: Path, export_cache_dir: Path
 ) -> None:
-    url = own_postgres.get_uri().replace("postgresql://", "postgresql+psycopg://", 1)
+    url = psycopg_url(own_postgres)
     env = {
         **os.environ,
         "PAIRANK_DATA_DIR": str(tmp_path / "data"),
@@ -124,7 +114,7 @@ def test_a_database_restart_under_traffic_answers_503_and_loses_nothing(
         time.sleep(2)
         before = len(record["acknowledged"])
         assert http.get(f"/v1/corpora/bulk/imports/{job}").json()["status"] == "running"
-        stop(own_postgres)
+        stop_postgres(own_postgres)
         time.sleep(1)
         ready = http.get("/ready")
         assert ready.status_code == 503 and "database" in ready.text, ready.text

@@ -25,7 +25,7 @@ AWKWARD = [
 
 
 def encoded(doc_id: str) -> str:
-    """The README's rule: percent-encode everything but letters, digits, `-`, `_` and `~`."""
+    """The docs' rule (concepts/corpora.md): percent-encode everything but letters, digits, `-`, `_`, `~`."""
     return quote(doc_id, safe="").replace(".", "%2E")
 
 

@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "training", "indexes", "encoders", "evaluation", "pairank")
-# The planes of app/, bottom first (README, "Layout"): a module may import its own plane and those below.
+# The planes of app/, bottom first (docs/reference/layout.md): a module may import its own plane and
+# those below.
 PLANES: tuple[tuple[str, ...], ...] = (
     ("app.config", "app.core", "app.observability"),
     ("app.db", "app.schemas"),
@@ -27,6 +28,10 @@ PLANES: tuple[tuple[str, ...], ...] = (
     ("app.api",),
     ("app", "app.main", "app.cli", "app.worker_cli", "app.keys_cli", "app.import_cli", "app.models_cli"),
 )
+# Outside app, only the Python client may import app, and only its contract: the request and response
+# models it sends and reads (which import nothing heavier than pydantic: tests/client/test_client_imports.py).
+CONTRACT_READERS = ("pairank.client",)
+CONTRACT = "app.schemas"
 WEB_FRAMEWORKS = ("fastapi", "starlette")
 MAX_MODULES_PER_FOLDER = 15
 
@@ -133,6 +138,10 @@ def plane_of(module: str) -> int | None:
     return max(matches)[1] if matches else None
 
 
+def _within(module: str, prefixes: tuple[str, ...]) -> bool:
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes)
+
+
 @pytest.fixture(scope="module")
 def graph() -> dict[str, set[str]]:
     """The import graph, read once."""
@@ -151,7 +160,7 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 def test_every_app_module_has_a_plane(graph: dict[str, set[str]]) -> None:
     unplaced = [module for module in graph if module.startswith("app") and plane_of(module) is None]
-    assert not unplaced, f"modules of no plane (add them to PLANES and the README's layout): {unplaced}"
+    assert not unplaced, f"modules of no plane (add them to PLANES and docs/reference/layout.md): {unplaced}"
 
 
 def test_planes_only_import_downwards(graph: dict[str, set[str]]) -> None:
@@ -163,10 +172,21 @@ def test_planes_only_import_downwards(graph: dict[str, set[str]]) -> None:
             if target_plane is None:
                 continue
             if plane is None:
-                upward.append(f"{module} -> {target} (outside app, nothing may import app)")
+                if not (_within(module, CONTRACT_READERS) and _within(target, (CONTRACT,))):
+                    upward.append(f"{module} -> {target} (outside app, only the client may: {CONTRACT})")
             elif target_plane > plane:
                 upward.append(f"{module} -> {target}")
     assert not upward, "imports of a higher plane:\n" + "\n".join(sorted(upward))
+
+
+def test_the_client_reads_the_contract_and_the_service_never_imports_the_client(
+    graph: dict[str, set[str]],
+) -> None:
+    reads = {t for m, targets in graph.items() if _within(m, CONTRACT_READERS) for t in targets}
+    assert {t for t in reads if t.startswith("app")} >= {f"{CONTRACT}.ranking", f"{CONTRACT}.errors"}
+    # The command line that uploads imports is the one part of the service built on the client.
+    users = {m for m, targets in graph.items() if any(_within(t, CONTRACT_READERS) for t in targets)}
+    assert {m for m in users if not _within(m, CONTRACT_READERS)} == {"app.import_cli"}
 
 
 def test_only_the_api_and_the_composition_root_know_the_web_framework() -> None:

@@ -1,1 +1,1 @@
-"""Fine-tuning bi-encoders with the BSC loss family: configs, trainer, `pairank train` (see README)."""
+"""Fine-tuning bi-encoders with the BSC loss family: configs, trainer, `pairank train` (its README.md)."""

@@ -21,6 +21,7 @@ from app.core.errors import (
     UnauthorizedError,
 )
 from app.db.engine import DATABASE_UNAVAILABLE
+from app.schemas.errors import validation_error_body
 
 log = logging.getLogger(__name__)
 
@@ -36,36 +37,9 @@ STATUS_OF: dict[type[ServiceError], int] = {
 }
 
 
-_LOCATIONS = ("body", "query", "path", "header", "cookie")
-
-
-def field_path(location: tuple[Any, ...] | list[Any]) -> str:
-    """`("body", "documents", 3, "text")` -> `documents[3].text`."""
-    # Only the first part names where the value was (body, query string, path): a body field may itself be
-    # called `query` (rank, pairs), and must be named.
-    parts = list(location[1:]) if location and location[0] in _LOCATIONS else list(location)
-    path = ""
-    for part in parts:
-        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path or "body"
-
-
-def _validation_errors(error: RequestValidationError) -> list[dict[str, str]]:
-    errors = []
-    for item in error.errors():
-        field = field_path(item.get("loc", ()))
-        message = str(item.get("msg", "invalid value"))
-        if item.get("type") == "json_invalid":
-            field, message = "body", f"malformed JSON: {item.get('ctx', {}).get('error', message)}"
-        errors.append({"field": field, "message": message, "type": str(item.get("type", ""))})
-    return errors
-
-
 async def _on_validation_error(_: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
-    errors = _validation_errors(error)
-    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or "invalid request"
-    return JSONResponse(status_code=422, content={"detail": detail, "errors": errors})
+    return JSONResponse(status_code=422, content=validation_error_body(error.errors()))
 
 
 async def _on_service_error(_: Request, error: Exception) -> JSONResponse:

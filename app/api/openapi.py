@@ -58,7 +58,10 @@ def contract_schema(app: FastAPI, settings: Settings) -> dict[str, Any]:
     for node in _walk(components):
         limit = node.get(LIMIT)
         if isinstance(limit, str):
-            node["maxItems" if node.get("type") == "array" else "maxLength"] = int(getattr(settings, limit))
+            # An optional field is anyOf [its type, null]: the bound belongs on the non-null branch.
+            for target in [b for b in node.get("anyOf", []) if b.get("type") != "null"] or [node]:
+                key = "maxItems" if target.get("type") == "array" else "maxLength"
+                target[key] = int(getattr(settings, limit))
     request_roots: list[Any] = []
     for path in schema.get("paths", {}).values():
         for operation in path.values():

@@ -1,5 +1,5 @@
 """The retraining gate: score the candidate and the active model on the same dev set and metric, each
-at its own calibrated ranking mode (dense, lexical or hybrid; README, "Hybrid ranking")."""
+at its own calibrated ranking mode (dense, lexical or hybrid; docs/concepts/ranking.md)."""
 
 from __future__ import annotations
 

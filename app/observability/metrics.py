@@ -91,6 +91,7 @@ class ScrapeState:
     jobs: dict[tuple[str, str], int] = field(default_factory=dict)
     checkpoint_age_seconds: dict[str, float] = field(default_factory=dict)
     changes_since_checkpoint: dict[str, int] = field(default_factory=dict)
+    checkpoint_failures: dict[str, int] = field(default_factory=dict)
     index_vectors: dict[str, int] = field(default_factory=dict)
     model_artifact_bytes: dict[str, int] = field(default_factory=dict)
     artifact_store_bytes: int = 0
@@ -127,6 +128,12 @@ class _StateCollector(Collector):
             "Changes a restart would replay from the change log (answering worker).",
             "corpus",
             state.changes_since_checkpoint,
+        )
+        yield from _by(
+            "pairank_index_checkpoint_failures",
+            "Checkpoints of the corpus that failed in a row, 0 once one is written (answering worker).",
+            "corpus",
+            {name: state.checkpoint_failures.get(name, 0) for name in state.changes_since_checkpoint},
         )
         yield from _by(
             "pairank_index_vectors", "Vectors in the corpus's index.", "corpus", state.index_vectors

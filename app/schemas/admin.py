@@ -149,7 +149,7 @@ _HARD_NEGATIVES_NEED_BSC: dict[str, JsonValue] = {
 
 
 class RetrainRequest(RequestModel):
-    """POST /admin/retrain body; everything has a default (see README, "Retraining")."""
+    """POST /admin/retrain body; everything has a default (docs/guides/fine-tuning.md)."""
 
     model_config = ConfigDict(json_schema_extra=_HARD_NEGATIVES_NEED_BSC)
     corpus: CorpusName

@@ -10,7 +10,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from app.schemas.common import CorpusName, Description, DocumentId, Metadata, NonBlankText, limited
 from app.schemas.ranking import RankingModeName, RankingUsed, RerankStage
 from app.schemas.requests import RequestModel
-from indexes.fusion import DEFAULT_ALPHA
+from indexes.fusion_defaults import DEFAULT_ALPHA
 
 CorpusKind = Literal["claim", "answer", "question"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -22,6 +23,34 @@ class ErrorResponse(BaseModel):
     field: str | None = Field(None, description="The offending field, when there is one.")
     limit: int | None = Field(None, description="The limit that was exceeded (413, 429).")
     errors: list[ErrorItem] | None = Field(None, description="Every validation problem found (422).")
+
+
+_LOCATIONS = ("body", "query", "path", "header", "cookie")
+
+
+def field_path(location: Sequence[Any]) -> str:
+    """`("body", "documents", 3, "text")` -> `documents[3].text`."""
+    # Only the first part names where the value was (body, query string, path): a body field may itself be
+    # called `query` (rank, pairs), and must be named.
+    parts = list(location[1:]) if location and location[0] in _LOCATIONS else list(location)
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path or "body"
+
+
+def validation_error_body(problems: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The 422 body for pydantic's validation problems (`ValidationError.errors()`): every problem with its
+    field, and a detail naming them all. The Python client shapes its own validation errors with it too."""
+    errors = []
+    for item in problems:
+        field = field_path(item.get("loc", ()))
+        message = str(item.get("msg", "invalid value"))
+        if item.get("type") == "json_invalid":
+            field, message = "body", f"malformed JSON: {item.get('ctx', {}).get('error', message)}"
+        errors.append({"field": field, "message": message, "type": str(item.get("type", ""))})
+    detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors) or "invalid request"
+    return {"detail": detail, "errors": errors}
 
 
 _DESCRIPTIONS = {

@@ -10,8 +10,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import CorpusName, Description, DocumentId, NonBlankText, limited
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
-from evaluation.metrics import METRIC_FAMILIES, parse_metric
-from indexes.fusion import DEFAULT_ALPHA
+from evaluation.metric_names import METRIC_FAMILIES, parse_metric
+from indexes.fusion_defaults import DEFAULT_ALPHA
 
 # What evaluation.metrics.parse_metric accepts, as one pattern: MAP, MRR, or a family at a cutoff.
 _CUTOFF_FAMILIES = "|".join(sorted(name[:-2] for name in METRIC_FAMILIES if name.endswith("@k")))
@@ -75,7 +75,7 @@ class EvaluationCreate(RequestModel):
     cutoffs: list[Annotated[int, Field(ge=1, le=1000)]] | None = Field(None, min_length=1)
     top_k: int = Field(100, ge=1, le=1000, description="Retrieval depth per query.")
     ranking: Literal["dense", "lexical", "hybrid"] = Field(
-        "dense", description="Rank with the bi-encoder, BM25, or both fused (README, Hybrid ranking)."
+        "dense", description="Rank with the bi-encoder, BM25, or both fused (docs/concepts/ranking.md)."
     )
     alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="hybrid: the lexical weight (0: dense only).")
     fusion: Literal["linear", "rrf"] = Field(

@@ -19,7 +19,7 @@ from app.schemas.common import (
     limited,
 )
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
-from indexes.fusion import DEFAULT_ALPHA
+from indexes.fusion_defaults import DEFAULT_ALPHA
 from indexes.rerank import DEFAULT_RERANK_K, MAX_RERANK_K
 
 FilterScalar = MetaString | StrictInt64 | StrictFiniteFloat | StrictBool  # noqa: UP007
@@ -55,7 +55,7 @@ RankingModeName = Literal["dense", "lexical", "hybrid"]
 
 
 class RankingOptions(RequestModel):
-    """How a corpus is ranked (README, "Hybrid ranking"); unset fields take the corpus's calibration."""
+    """How a corpus is ranked (docs/concepts/ranking.md); unset fields take the corpus's calibration."""
 
     mode: RankingModeName | None = Field(
         None,

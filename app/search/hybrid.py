@@ -1,4 +1,4 @@
-"""Lexical and hybrid ranking of one corpus: BM25 and dense candidates fused (README, "Hybrid ranking").
+"""Lexical and hybrid ranking of one corpus: BM25 and dense candidates fused (docs/concepts/ranking.md).
 
 Each side contributes its own top `max(k, 100)`; the union is scored on both sides (the dense cosine
 from the stored vectors, BM25 from the lexical index) and fused by `indexes.fusion`. Nothing scans the

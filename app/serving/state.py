@@ -15,6 +15,7 @@ from app.db.admin_repository import ModelRepository
 from app.db.changes import SettingsChanges
 from app.db.engine import transaction
 from app.observability.metrics import ENCODER_METRICS
+from app.serving.checkpoints import CheckpointHealth
 from app.serving.encoder import Encoder
 from app.serving.other_models import OtherModels
 from app.serving.registry import ModelRegistry
@@ -29,6 +30,7 @@ from pairank.models import ModelSpec
 
 log = logging.getLogger(__name__)
 _RETIRE_AFTER_SECONDS = 30.0
+BUSY_CHANGES_FACTOR = 10
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class Serving:
         self._swap_lock = threading.Lock()
         # Registered versions other than the serving one, loaded for comparisons (`compare`).
         self.other_models = OtherModels(self.load_encoder)
+        # Failed checkpoints (a full disk): reported by /ready and /metrics, retried with backoff.
+        self.checkpoints = CheckpointHealth()
 
     @property
     def load_error(self) -> BaseException | None:
@@ -113,6 +117,8 @@ class Serving:
             wait_ms=settings.batch_wait_ms,
             max_queued_texts=settings.max_queued_texts,
             enabled=settings.micro_batching,
+            bulk_batch_texts=settings.bulk_batch_texts,
+            bulk_max_wait_ms=settings.bulk_max_wait_ms,
         )
         encoder = Encoder.load(spec, options, batching=batching, observer=ENCODER_METRICS)
         log.info("model %s runs on %s %s", spec.version, encoder.backend, encoder.precision)
@@ -173,23 +179,36 @@ class Serving:
             if settings is not None:
                 opened.settings = settings
 
-    def checkpoint_due(self, max_changes: int, max_seconds: float) -> int:
-        """Checkpoint every index with enough (or old enough) changes; returns how many were written."""
+    def checkpoint_due(self, max_changes: int, max_seconds: float, *, force: bool = False) -> int:
+        """Checkpoint every index with enough (or old enough) changes; returns how many were written.
+
+        A corpus whose last checkpoint failed waits out its backoff unless `force` (the exit's own).
+        """
         state = self._state
         if state is None:
             return 0
+        if not force and state.encoder.batcher.interactive_recently():
+            # Queries are being served: a checkpoint rewrites the whole index, so while they last it
+            # comes by age (max_seconds), or after 10x the changes, not after every max_changes.
+            max_changes *= BUSY_CHANGES_FACTOR
         written = 0
         for opened in state.store.due(max_changes, max_seconds):
+            if not (force or self.checkpoints.may_try(opened.name)):
+                continue
             try:
                 written += state.store.checkpoint(opened)
-            except Exception:  # noqa: BLE001 - the log still holds every change; try again later
-                log.exception("checkpoint of %s failed", opened.name)
+            except Exception as error:  # noqa: BLE001 - the log still holds every change; retried later
+                failure = self.checkpoints.failed(opened.name, error)
+                log.error("checkpoint of %s failed (%d in a row; the previous snapshot stays current): %s",
+                          opened.name, failure.count, failure.error)  # fmt: skip
+            else:
+                self.checkpoints.succeeded(opened.name)
         return written
 
     def close(self) -> None:
         """Checkpoint what changed (a faster next start) and stop the encoder."""
         if self._state is not None and self._ready.is_set():
-            self.checkpoint_due(1, 0.0)
+            self.checkpoint_due(1, 0.0, force=True)
         if self._state is not None:
             self._state.encoder.close()
         self.other_models.close()

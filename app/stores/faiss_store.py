@@ -254,6 +254,8 @@ class FaissStore:
                 return False
             pending = opened.changes_since_checkpoint
             result = checkpoint(opened.index, folder, opened.name, self.identity)
+            # Before the pending count drops: if this fails (a full disk), the corpus stays due and retries.
+            save_lexical(self.root, opened.corpus_id, opened.lexical)
             with opened.lock:  # writes wait only for this short step: nothing written meanwhile is lost
                 opened.index = rebase(opened.index, result.snapshot)
                 opened.changes_since_checkpoint = max(0, opened.changes_since_checkpoint - pending)
@@ -261,7 +263,6 @@ class FaissStore:
             opened.last_checkpoint_seconds = round(result.seconds, 3)
             opened.recall_at_10 = result.snapshot.manifest.get("recall_at_10")
             opened.structure = result.snapshot.base.structure
-            save_lexical(self.root, opened.corpus_id, opened.lexical)
         log.info("index %s: checkpoint at %d (%d rows, %.2f s)", opened.name, result.snapshot.hwm,
                  result.rows, result.seconds)  # fmt: skip
         return True

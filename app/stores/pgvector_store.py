@@ -7,7 +7,7 @@ disagree) and moves the space's mark with the corpus's. A process serving anothe
 swap, or a rollback to a kept model) replays the change log after its space's mark, encoding only the
 documents whose stored vector is not of their current text; the vector writes and the mark move under
 the corpus row's lock, the same lock writers take, so a slow replay never overwrites a newer vector.
-The BM25 index is still per process (README, "Scaling out"), caught up on the same per-request check.
+The BM25 index is still per process (docs/guides/scaling.md), caught up on the same per-request check.
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ validates every line
 chunks of `PAIRANK_MAX_DOCUMENTS_PER_REQUEST` through the normal write path, recording after each
 committed chunk how many lines are done. A job that fails, is cancelled or is interrupted resumes from
 that count (`POST .../imports/{id}/resume`); upserts are idempotent, so nothing is doubled.
+
+An import yields to queries: while this process has served one in the last second, it writes chunks of
+at most `QUIET_CHUNK` documents and pauses after each step for as long as the step took, so it takes at
+most about half of the CPU from them (its encoder passes already queue behind theirs); alone, it runs
+at full speed.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -37,6 +43,9 @@ log = logging.getLogger(__name__)
 KIND = job_kinds.IMPORT
 UPLOAD = "upload.jsonl"  # the job input holding the uploaded file
 Row = tuple[str, str, dict[str, Any] | None, bool]  # id, text, metadata, metadata given
+QUIET_CHUNK = 200  # documents per write while queries are being served
+VALIDATE_STEP = 500  # lines validated between two chances to yield
+MAX_PAUSE_SECONDS = 2.0
 
 
 class ImportService:
@@ -137,8 +146,12 @@ class ImportJob:
         from app.schemas.corpora import DocumentIn
 
         documents = []
+        step_started = time.monotonic()
         with self.path.open("rb") as handle:
             for number, raw in enumerate(handle, start=1):
+                if number % VALIDATE_STEP == 0:
+                    self._yield_to_queries(step_started)
+                    step_started = time.monotonic()
                 if not raw.strip():
                     continue
                 problem = check_body(raw)
@@ -162,11 +175,26 @@ class ImportJob:
         done = int(progress.get("done", 0))
         totals = {key: int(progress.get(key, 0)) for key in ("inserted", "updated", "unchanged")}
         progress.update(stage="writing", total=len(documents))
-        for start in range(done, len(documents), size):
+        start = done
+        while start < len(documents):
             self.context.check_cancel()
-            counts = corpora.upsert_documents(self.corpus, documents[start : start + size])
+            step_started = time.monotonic()
+            chunk = min(size, QUIET_CHUNK) if self._queries_about() else size
+            counts = corpora.upsert_documents(self.corpus, documents[start : start + chunk])
+            start += chunk
             totals["inserted"] += counts.inserted
             totals["updated"] += counts.updated
             totals["unchanged"] += counts.unchanged
-            progress.update(done=min(start + size, len(documents)), **totals)
+            progress.update(done=min(start, len(documents)), **totals)
             self.context.update(progress=dict(progress))
+            self._yield_to_queries(step_started)
+
+    def _queries_about(self) -> bool:
+        """True when this process served a query in the last second."""
+        state = self.service.serving.current()
+        return state is not None and state.encoder.batcher.interactive_recently()
+
+    def _yield_to_queries(self, step_started: float) -> None:
+        """While queries are being served, pause as long as the last step took (at most 2 s)."""
+        if self._queries_about():
+            time.sleep(min(MAX_PAUSE_SECONDS, time.monotonic() - step_started))

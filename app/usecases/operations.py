@@ -49,6 +49,12 @@ class OperationsService:
                 encoder_queue=encoder.batcher.queued_texts,
                 indexes={opened.name: opened.size() for opened in state.store.opened()},
             )
+            failing_checkpoints = runtime.serving.checkpoints.report()
+            if failing_checkpoints:
+                # Still ready: every change is in the database and served from memory; a restart would
+                # replay more of the change log. Operators hear of it here and in /metrics.
+                detail["degraded"] = ["checkpoint"]
+                detail["checkpoints"] = failing_checkpoints
             status = "unavailable" if problem else "ready"
         else:
             failing.append("model")
@@ -84,4 +90,5 @@ class OperationsService:
                 scrape.checkpoint_age_seconds[opened.name] = round(age, 3)
             scrape.changes_since_checkpoint[opened.name] = opened.changes_since_checkpoint
             scrape.index_vectors[opened.name] = opened.size()
+        scrape.checkpoint_failures = runtime.serving.checkpoints.failures()
         return scrape

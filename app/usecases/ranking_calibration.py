@@ -5,7 +5,7 @@ through the live indexes exactly as `rank` would (each side's top 100, both scor
 setting of the grid is scored by the corpus's gate metric; the choice is the best mean, and a grouped
 5-fold cross-validation (queries sharing a relevant document stay in one fold) estimates how it does on
 queries it was not chosen on. The result is stored with the serving model version and used as the
-corpus's default mode for that model (README, "Hybrid ranking").
+corpus's default mode for that model (docs/concepts/ranking.md).
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi.testclient import TestClient
 
 from app.schemas.admin import PairsCreate
@@ -47,3 +49,30 @@ def test_every_request_body_has_an_example_and_it_is_accepted(make_client: Clien
     assert sent >= 11
     for model, example in REQUEST_EXAMPLES.items():
         model.model_validate(example)
+
+
+def test_every_configured_limit_is_a_bound_json_schema_enforces(make_client: ClientFactory) -> None:
+    """A limit on a list is maxItems, on a string maxLength; an optional field's on its non-null branch
+    (JSON Schema ignores maxLength on an array: `candidates` once had one)."""
+    schema = make_client().get("/openapi.json").json()
+    bounded = 0
+
+    def check(node: Any) -> None:
+        nonlocal bounded
+        if isinstance(node, dict):
+            if "x-pairank-limit" in node:
+                for target in [b for b in node.get("anyOf", []) if b.get("type") != "null"] or [node]:
+                    key = "maxItems" if target.get("type") == "array" else "maxLength"
+                    assert key in target, node
+                    assert ({"maxItems", "maxLength"} - {key}).isdisjoint(target), node
+                    bounded += 1
+            for value in node.values():
+                check(value)
+        elif isinstance(node, list):
+            for value in node:
+                check(value)
+
+    check(schema["components"]["schemas"])
+    candidates = schema["components"]["schemas"]["CorpusRankRequest"]["properties"]["candidates"]
+    assert {"type": "array", "maxItems": 1000}.items() <= candidates["anyOf"][0].items()
+    assert bounded >= 10

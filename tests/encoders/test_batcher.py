@@ -91,7 +91,8 @@ def test_rows_never_go_to_another_caller_under_32_threads(tiny_torch_backend: To
 
 def test_interactive_calls_go_before_queued_bulk_work(tiny_torch_backend: TorchBackend) -> None:
     backend = GatedBackend(tiny_torch_backend)
-    batcher = MicroBatcher(backend, BatchingConfig(max_batch_texts=4, wait_ms=0))
+    config = BatchingConfig(max_batch_texts=4, bulk_batch_texts=4, wait_ms=0, bulk_max_wait_ms=60_000)
+    batcher = MicroBatcher(backend, config)
     outcome: dict[str, np.ndarray] = {}
     try:
         first = threading.Thread(target=lambda: outcome.setdefault("first", batcher.encode(["hold"])))
@@ -119,6 +120,57 @@ def test_interactive_calls_go_before_queued_bulk_work(tiny_torch_backend: TorchB
     # serves one caller (the query's 3 texts are one call) or bulk work.
     assert backend.spare_core == [False, False, False, False]
     assert set(outcome) == {"first", "bulk", "query"}
+
+
+def held_passes(config: BatchingConfig, tiny_torch_backend: TorchBackend, bulk_texts: int) -> list[int]:
+    """Texts per pass when a bulk call and then a one-text query queue behind a held pass."""
+    backend = GatedBackend(tiny_torch_backend)
+    batcher = MicroBatcher(backend, config)
+    try:
+        first = threading.Thread(target=lambda: batcher.encode(["hold"]))
+        first.start()
+        assert backend.started.wait(10)
+        bulk = threading.Thread(target=lambda: batcher.encode(["b"] * bulk_texts, Priority.BULK))
+        bulk.start()
+        while batcher.queued_texts < bulk_texts:
+            threading.Event().wait(0.01)
+        query = threading.Thread(target=lambda: batcher.encode(["q"]))
+        query.start()
+        while batcher.queued_texts < bulk_texts + 1:
+            threading.Event().wait(0.01)
+        backend.gate.set()
+        for thread in (first, bulk, query):
+            thread.join(30)
+    finally:
+        batcher.close()
+    return backend.passes
+
+
+def test_a_pass_carrying_queries_carries_no_bulk_work(tiny_torch_backend: TorchBackend) -> None:
+    config = BatchingConfig(max_batch_texts=8, wait_ms=0, bulk_max_wait_ms=60_000)
+    # The query (1 text) and the bulk chunk (2) would fit one pass of 8: they run apart, query first.
+    assert held_passes(config, tiny_torch_backend, 2) == [1, 1, 2]
+
+
+def test_bulk_work_waiting_too_long_runs_before_queries(tiny_torch_backend: TorchBackend) -> None:
+    config = BatchingConfig(max_batch_texts=8, wait_ms=0, bulk_max_wait_ms=0)
+    assert held_passes(config, tiny_torch_backend, 2) == [1, 2, 1]  # starved bulk work goes first
+
+
+def test_bulk_chunks_are_small_only_while_queries_are_about(tiny_torch_backend: TorchBackend) -> None:
+    backend = GatedBackend(tiny_torch_backend)
+    backend.gate.set()
+    batcher = MicroBatcher(backend, BatchingConfig(max_batch_texts=8, bulk_batch_texts=2, wait_ms=0))
+    try:
+        assert not batcher.interactive_recently()
+        batcher.encode(["b"] * 10, Priority.BULK)
+        assert backend.passes == [8, 2]  # no queries: full passes
+        batcher.encode(["q"])
+        assert batcher.interactive_recently()
+        batcher.encode(["b"] * 5, Priority.BULK)
+        assert backend.passes == [8, 2, 1, 2, 2, 1]  # a query was just served: short passes
+    finally:
+        batcher.close()
 
 
 def test_full_queue_refuses_interactive_calls_and_lets_bulk_wait(tiny_torch_backend: TorchBackend) -> None:

@@ -207,3 +207,26 @@ def test_vnni_is_read_from_the_cpu_flags() -> None:
     assert has_vnni("flags\t\t: fpu avx2 avx_vnni\n") and has_vnni("flags : amx_int8 avx2\n")
     # AVX2 alone (this project's AMD EPYC machines): int8 is exported with the overflow fix.
     assert not has_vnni("flags\t\t: fpu sse2 avx avx2 fma\n") and not has_vnni("")
+
+
+def test_an_export_hitting_a_full_disk_falls_back_leaves_nothing_and_is_tried_again(
+    tiny_spec: ModelSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    real = export.EXPORTERS["openvino"]
+
+    def full_disk(model: Any, settings: Any, folder: Path, precision: str, calib: Sequence[str]) -> None:
+        real(model, settings, folder, precision, calib)  # half the work reaches the disk, then:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setitem(export.EXPORTERS, "openvino", full_disk)
+    loaded = load_encoder_backend(tiny_spec, EncoderOptions(cache_root=tmp_path))
+    assert loaded.variant == Variant("onnx", "int8")  # the next variant serves meanwhile
+    assert "No space left" in loaded.attempts[0]["error"]
+    assert not list(tmp_path.rglob(".tmp-*"))  # the half-written export does not hold the space
+    assert not (variant_folder(tmp_path, tiny_spec, Variant("openvino", "int8")) / MANIFEST).exists()
+    monkeypatch.setitem(export.EXPORTERS, "openvino", real)  # space freed: the next load exports it
+    assert load_encoder_backend(tiny_spec, EncoderOptions(cache_root=tmp_path)).variant == Variant(
+        "openvino", "int8"
+    )

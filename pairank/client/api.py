@@ -1,0 +1,68 @@
+"""The client's methods, listed once for `Client` and `AsyncClient` (see `pairank.client.surface`)."""
+
+from __future__ import annotations
+
+from pairank.client.handles import job_operation
+from pairank.client.ops import admin, corpora, evaluations, imports, pairs, ranking
+from pairank.client.ops import request as any_route
+from pairank.client.surface import operation, paged
+
+
+class Api:
+    """Every API operation; each docstring is its operation's."""
+
+    # Ranking (retried: they only read).
+    rank = operation(ranking.rank)
+    rank_texts = operation(ranking.rank_texts)
+    duplicates = operation(ranking.duplicates)
+    similarity = operation(ranking.similarity)
+    compare = operation(ranking.compare)
+    compare_metrics = operation(ranking.compare_metrics)
+
+    # Corpora and their settings.
+    create_corpus = operation(corpora.create_corpus)
+    list_corpora = operation(corpora.list_corpora)
+    get_corpus = operation(corpora.get_corpus)
+    delete_corpus = operation(corpora.delete_corpus)
+    index_status = operation(corpora.index_status)
+    calibrate = operation(corpora.calibrate)
+    calibrate_ranking = operation(corpora.calibrate_ranking)
+
+    # Documents.
+    upsert = operation(corpora.upsert)
+    get_document = operation(corpora.get_document)
+    delete_document = operation(corpora.delete_document)
+    list_documents = operation(corpora.list_documents)
+    iter_documents = paged(corpora.iter_documents)
+    import_file = job_operation(imports.import_file)
+
+    # Pairs and judgements.
+    add_pairs = operation(pairs.add_pairs)
+    list_pairs = operation(pairs.list_pairs)
+    judge = operation(pairs.judge)
+    split_pairs = operation(pairs.split_pairs)
+    delete_pair = operation(pairs.delete_pair)
+
+    # Evaluations.
+    create_evaluation = operation(evaluations.create_evaluation)
+    list_evaluations = operation(evaluations.list_evaluations)
+    get_evaluation = operation(evaluations.get_evaluation)
+    wait_evaluation = operation(evaluations.wait_evaluation)
+
+    # Retraining, jobs and models (an admin key).
+    retrain = job_operation(admin.retrain)
+    get_job = job_operation(admin.get_job)
+    list_jobs = operation(admin.list_jobs)
+    list_models = operation(admin.list_models)
+    activate = job_operation(admin.activate)
+    rollback = job_operation(admin.rollback)
+    delete_model = operation(admin.delete_model)
+
+    # Keys (an admin key) and the caller's own.
+    create_key = operation(admin.create_key)
+    list_keys = operation(admin.list_keys)
+    revoke_key = operation(admin.revoke_key)
+    whoami = operation(admin.whoami)
+
+    # Any route (what the methods above do not cover).
+    request = operation(any_route)
