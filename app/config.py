@@ -136,6 +136,11 @@ class Settings(BaseSettings):
         description="A bulk chunk that waited this long runs even while queries keep coming, so bulk work "
         "slows under query load but never stops.",
     )
+    rerank_max_queued_pairs: int = Field(
+        1024,
+        ge=1,
+        description="(query, document) pairs waiting for a re-ranker above which rank calls get 429.",
+    )
     max_seq_length: int | None = Field(
         None,
         ge=8,

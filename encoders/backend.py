@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -28,8 +28,9 @@ class EncoderBackend(Protocol):
     precision: str
     dimension: int
 
-    def tokenize(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """Token ids of each text (truncated to the model's limit), one int64 array per text."""
+    def tokenize(self, texts: Sequence[Any]) -> list[np.ndarray]:
+        """Token ids of each text (truncated to the model's limit), one int64 array per text; a
+        cross-encoder's inputs are (query, document) pairs (encoders/cross_backend.py)."""
         ...
 
     def forward(self, token_ids: Sequence[np.ndarray], spare_core: bool = False) -> np.ndarray:

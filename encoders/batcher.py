@@ -166,6 +166,25 @@ class MicroBatcher:
         """True when an interactive call was queued in the last `seconds` (bulk work then yields)."""
         return time.monotonic() - self._last_interactive < seconds
 
+    def encode_tokens(
+        self, tokens: Sequence[np.ndarray], timings: Callable[[float, float], None] | None = None
+    ) -> np.ndarray:
+        """`encode` (interactive) of inputs the caller tokenized: a cross-encoder's (query, document)
+        pairs, one id array each, share the queue, the limit and the forward passes like texts do."""
+        if not tokens:
+            return np.zeros((0, self.backend.dimension), dtype=np.float32)
+        called = time.monotonic()
+        if not self.config.enabled:
+            return self._encode_direct(list(tokens), None, timings, called)
+        chunk = self.config.max_batch_texts
+        chunks = [tokens[i : i + chunk] for i in range(0, len(tokens), chunk)]
+        requests = self._submit(chunks, Priority.INTERACTIVE)
+        rows = np.vstack([r.future.result() for r in requests])
+        if timings is not None:
+            queued = max(r.started - r.enqueued for r in requests)
+            timings(queued, time.monotonic() - called - queued)
+        return rows
+
     def _encode_direct(
         self,
         tokens: list[np.ndarray],

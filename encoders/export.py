@@ -53,6 +53,15 @@ class QualityCheck:
             f"(>= {MIN_MEAN_COSINE}), min {self.min_cosine:.4f} (>= {MIN_COSINE}): {verdict}"
         )
 
+    def as_dict(self) -> dict[str, Any]:
+        """The export manifest's `quality` record."""
+        return {
+            "mean_cosine": round(self.mean_cosine, 6),
+            "min_cosine": round(self.min_cosine, 6),
+            "probe_sentences": self.probe_count,
+            "summary": self.describe(),
+        }
+
 
 def compare(reference: np.ndarray, candidate: np.ndarray) -> QualityCheck:
     """Row-wise cosine between two sets of normalized embeddings."""
@@ -112,19 +121,31 @@ def export_onnx(
     calibration: Sequence[np.ndarray],
 ) -> None:
     """Write `model.onnx`: the fp32 graph, or its dynamically quantized int8 version."""
+    module, names, example = _traceable(model, settings, calibration)
+    export_onnx_graph(module, names, example, "sentence_embedding", folder, precision)
+
+
+def export_onnx_graph(
+    module: torch.nn.Module,
+    names: Sequence[str],
+    example: tuple[torch.Tensor, ...],
+    output: str,
+    folder: Path,
+    precision: str,
+) -> None:
+    """Write any module taking (batch, sequence) token tensors as `model.onnx`, fp32 or int8 (dynamic)."""
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    module, names, example = _traceable(model, settings, calibration)
-    axes = {name: {0: "batch", 1: "sequence"} for name in names} | {"sentence_embedding": {0: "batch"}}
+    axes = {name: {0: "batch", 1: "sequence"} for name in names} | {output: {0: "batch"}}
     target = folder / (ONNX_FILE if precision == "fp32" else "model-fp32.onnx")
     with torch.inference_mode():
         torch.onnx.export(
             module,
             example,
             str(target),
-            input_names=names,
-            output_names=["sentence_embedding"],
+            input_names=list(names),
+            output_names=[output],
             dynamic_axes=axes,
             opset_version=_ONNX_OPSET,
             dynamo=False,  # the TorchScript exporter handles dynamic axes without onnxscript rewrites
@@ -142,10 +163,24 @@ def export_openvino(
     calibration: Sequence[np.ndarray],
 ) -> None:
     """Write `model.xml`/`.bin`: converted from torch, statically quantized to int8 with NNCF if asked."""
+    module, names, example = _traceable(model, settings, calibration)
+    batches = [pad_batch([ids], settings.pad_token_id, settings.input_names) for ids in calibration]
+    export_openvino_graph(module, names, example, folder, precision, batches)
+
+
+def export_openvino_graph(
+    module: torch.nn.Module,
+    names: Sequence[str],
+    example: tuple[torch.Tensor, ...],
+    folder: Path,
+    precision: str,
+    calibration: Sequence[dict[str, np.ndarray]],
+) -> None:
+    """Convert any module taking token tensors to `model.xml`/`.bin`; int8: NNCF statically quantizes it
+    on the calibration batches (named model inputs)."""
     import openvino as ov
     import torch
 
-    module, names, example = _traceable(model, settings, calibration)
     with torch.inference_mode():
         converted = ov.convert_model(module, example_input=example)
     for port, name in zip(converted.inputs, names, strict=True):
@@ -154,10 +189,7 @@ def export_openvino(
         import nncf
 
         # Calibration on the local probe sentences only: never a hub dataset (no network at run time).
-        dataset = nncf.Dataset(
-            list(calibration),
-            lambda ids: pad_batch([ids], settings.pad_token_id, settings.input_names),
-        )
+        dataset = nncf.Dataset(list(calibration))
         from nncf.quantization.advanced_parameters import AdvancedQuantizationParameters, OverflowFix
 
         # Without VNNI, int8 dot products can saturate: NNCF's overflow fix (7-bit weights) on every

@@ -18,6 +18,7 @@ from encoders.backend import FastTokenizer, normalize, pad_batch, read_tokenizer
 
 ONNX_FILE = "model.onnx"
 OPENVINO_FILE = "model.xml"
+Runner = Callable[[dict[str, np.ndarray]], np.ndarray]  # a graph opened on some threads: inputs -> output
 
 
 def inference_threads(requested: int | None = None) -> int:
@@ -45,7 +46,7 @@ class _ExportedBackend:
         self.threads = inference_threads(threads)
         self.settings = read_tokenizer_settings(folder)
         self._tokenize = FastTokenizer(self.settings)
-        self._runners: dict[int, Callable[[dict[str, np.ndarray]], np.ndarray]] = {}
+        self._runners: dict[int, Runner] = {}
         self.dimension = int(self.forward(self.tokenize(["dimension probe"])).shape[1])
 
     def tokenize(self, texts: Sequence[str]) -> list[np.ndarray]:
@@ -68,7 +69,7 @@ class _ExportedBackend:
         )
         return normalize(runner(inputs))
 
-    def _open(self, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
+    def _open(self, threads: int) -> Runner:
         """A function that runs the graph on `threads` threads."""
         raise NotImplementedError
 
@@ -78,16 +79,8 @@ class OnnxBackend(_ExportedBackend):
 
     name = "onnx"
 
-    def _open(self, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        session = ort.InferenceSession(
-            str(self.folder / ONNX_FILE), options, providers=["CPUExecutionProvider"]
-        )
-        return lambda inputs: np.asarray(session.run(None, inputs)[0])
+    def _open(self, threads: int) -> Runner:
+        return open_onnx(self.folder, threads)
 
 
 class OpenVinoBackend(_ExportedBackend):
@@ -103,20 +96,35 @@ class OpenVinoBackend(_ExportedBackend):
     pad_multiple = 16
     shape_cache = 512
 
-    def _open(self, threads: int) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
-        import openvino as ov
+    def _open(self, threads: int) -> Runner:
+        return open_openvino(self.folder, threads, self.shape_cache)
 
-        config: dict[str, Any] = {
-            "PERFORMANCE_HINT": "LATENCY",
-            "INFERENCE_NUM_THREADS": threads,
-            "CPU_RUNTIME_CACHE_CAPACITY": self.shape_cache,
-        }
-        compiled = ov.Core().compile_model(
-            ov.Core().read_model(str(self.folder / OPENVINO_FILE)), "CPU", config
-        )
-        # One infer request reused for every batch: the micro-batcher runs one forward pass at a time.
-        request, output = compiled.create_infer_request(), compiled.output(0)
-        return lambda inputs: np.array(request.infer(inputs)[output], copy=True)
+
+def open_onnx(folder: Path, threads: int) -> Runner:
+    """A function running `folder`'s ONNX graph on `threads` threads (its first output)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(str(folder / ONNX_FILE), options, providers=["CPUExecutionProvider"])
+    return lambda inputs: np.asarray(session.run(None, inputs)[0])
+
+
+def open_openvino(folder: Path, threads: int, shape_cache: int = OpenVinoBackend.shape_cache) -> Runner:
+    """A function running `folder`'s OpenVINO model on `threads` threads, tuned for latency, keeping the
+    kernels of at most `shape_cache` input shapes (see OpenVinoBackend)."""
+    import openvino as ov
+
+    config: dict[str, Any] = {
+        "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_NUM_THREADS": threads,
+        "CPU_RUNTIME_CACHE_CAPACITY": shape_cache,
+    }
+    compiled = ov.Core().compile_model(ov.Core().read_model(str(folder / OPENVINO_FILE)), "CPU", config)
+    # One infer request reused for every batch: the micro-batcher runs one forward pass at a time.
+    request, output = compiled.create_infer_request(), compiled.output(0)
+    return lambda inputs: np.array(request.infer(inputs)[output], copy=True)
 
 
 EXPORTED_BACKENDS: dict[str, type[_ExportedBackend]] = {"onnx": OnnxBackend, "openvino": OpenVinoBackend}

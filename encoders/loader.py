@@ -20,12 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from encoders.backend import EncoderBackend
-from encoders.export import QualityCheck, compare, encode_all, write_export
+from encoders.export import compare, encode_all, write_export
 from encoders.exported import EXPORTED_BACKENDS
 from encoders.probe import probe_sentences
 from pairank.models import ModelSpec, load_sentence_transformer, pick_device
@@ -36,6 +36,21 @@ BACKENDS = ("auto", "torch", "onnx", "openvino")
 PRECISIONS = ("auto", "fp32", "int8", "fp16")
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
+
+
+class QualityGate(Protocol):
+    """A variant's verdict against torch fp32 (embeddings: `export.QualityCheck`; cross-encoders' scores:
+    `cross_export.ScoreCheck`)."""
+
+    @property
+    def passed(self) -> bool:
+        """Whether the variant may serve."""
+
+    def describe(self) -> str:
+        """One line for logs and manifests."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The manifest's `quality` record (with `summary`)."""
 
 
 @dataclass(frozen=True)
@@ -172,15 +187,20 @@ class EncoderLoader:
                 quality = manifest["quality"]
                 if not manifest["passed"]:
                     raise RuntimeError(f"quality gate: {quality['summary']}")
-                loaded_backend = EXPORTED_BACKENDS[variant.backend](folder, variant.precision, self.threads)
-                if self.max_seq_length:
-                    loaded_backend.set_max_seq_length(self.max_seq_length)
+                loaded_backend = self._open_exported(variant, folder)
                 log.info("encoder %s %s: %s", self.spec.version, variant.key, quality["summary"])
                 return LoadedEncoder(loaded_backend, variant, quality, attempts)
             except Exception as error:  # noqa: BLE001 - any failure falls back to the next variant
                 log.warning("encoder %s: not using %s: %s", self.spec.version, variant.key, error)
                 attempts.append({"variant": variant.key, "error": str(error)})
         raise AssertionError("torch fp32 is always the last candidate")  # pragma: no cover
+
+    def _open_exported(self, variant: Variant, folder: Path) -> EncoderBackend:
+        """An export folder's runtime, serving."""
+        backend = EXPORTED_BACKENDS[variant.backend](folder, variant.precision, self.threads)
+        if self.max_seq_length:
+            backend.set_max_seq_length(self.max_seq_length)
+        return backend
 
     def _torch(self, variant: Variant) -> EncoderBackend:
         if variant.precision == "fp32":
@@ -210,19 +230,12 @@ class EncoderLoader:
         return folder, manifest
 
     def _export(self, variant: Variant, folder: Path) -> dict[str, Any]:
-        probe = probe_sentences()
-        reference = self.reference()
-        tokens = reference.tokenize(probe)
-        if self._reference_vectors is None:
-            self._reference_vectors = encode_all(reference, tokens)
         tmp = folder.parent / f".tmp-{folder.name}-{uuid.uuid4().hex[:8]}"
         started = time.monotonic()
         log.info("exporting %s as %s (first use of this model version; cached afterwards)", self.spec.version,
                  variant.key)  # fmt: skip
         try:
-            write_export(reference, variant.backend, variant.precision, tmp, probe)
-            candidate = EXPORTED_BACKENDS[variant.backend](tmp, variant.precision, self.threads)
-            check = compare(self._reference_vectors, encode_all(candidate, tokens))
+            check = self._write_and_check(variant, tmp)
             manifest = self._manifest(variant, check, time.monotonic() - started)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2))
             shutil.rmtree(folder, ignore_errors=True)  # an export of other weights, or a broken one
@@ -232,7 +245,18 @@ class EncoderLoader:
         log.info("export %s %s: %s", self.spec.version, variant.key, check.describe())
         return manifest
 
-    def _manifest(self, variant: Variant, check: QualityCheck, seconds: float) -> dict[str, Any]:
+    def _write_and_check(self, variant: Variant, folder: Path) -> QualityGate:
+        """Export the variant into `folder` and gate it against torch fp32 on the probe sentences."""
+        probe = probe_sentences()
+        reference = self.reference()
+        tokens = reference.tokenize(probe)
+        if self._reference_vectors is None:
+            self._reference_vectors = encode_all(reference, tokens)
+        write_export(reference, variant.backend, variant.precision, folder, probe)
+        candidate = EXPORTED_BACKENDS[variant.backend](folder, variant.precision, self.threads)
+        return compare(self._reference_vectors, encode_all(candidate, tokens))
+
+    def _manifest(self, variant: Variant, check: QualityGate, seconds: float) -> dict[str, Any]:
         return {
             "format_version": FORMAT_VERSION,
             "model_id": self.spec.model_id,
@@ -241,12 +265,7 @@ class EncoderLoader:
             "backend": variant.backend,
             "precision": variant.precision,
             "passed": check.passed,
-            "quality": {
-                "mean_cosine": round(check.mean_cosine, 6),
-                "min_cosine": round(check.min_cosine, 6),
-                "probe_sentences": check.probe_count,
-                "summary": check.describe(),
-            },
+            "quality": check.as_dict(),
             "export_seconds": round(seconds, 2),
             "created_at": datetime.now(UTC).isoformat(),
         }

@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-__all__ = ["rerank_top_k"]
+__all__ = ["DEFAULT_RERANK_K", "MAX_RERANK_K", "rerank_top_k"]
+
+DEFAULT_RERANK_K = 20  # the forward tables' better depth (benchmarks/forward.md: top 20 beat top 50)
+MAX_RERANK_K = 100  # the service's ceiling: 100 pairs are one forward pass of ~1 s on 2 CPU cores
 
 T = TypeVar("T")
 

@@ -18,8 +18,9 @@ HELP = {
     "migrate": "apply pending database migrations and exit",
     "worker": "run queued jobs (retraining, activation, evaluations, imports)",
     "keys": "create, list or revoke API keys (in the database)",
+    "models": "register a model folder (a bi-encoder, or a cross-encoder re-ranker) in the registry",
     "import": "bulk-import documents (JSON lines or a BEIR folder) into a corpus",
-    "train": "fine-tune a bi-encoder from a YAML config",
+    "train": "fine-tune a bi-encoder from a YAML config (or train a cross-encoder re-ranker)",
     "evaluate": "evaluate a model on a BEIR-layout dataset",
     "eval-run": "score a run against qrels like trec_eval",
 }

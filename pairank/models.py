@@ -11,7 +11,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
@@ -21,6 +21,10 @@ DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MODEL_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 _DEFAULT_ALIASES = {"", DEFAULT_MODEL, DEFAULT_MODEL_ID, "all-MiniLM-L6-v2"}
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+# What a registered model is for: a bi-encoder embeds texts (it can serve, be activated); a cross-encoder
+# scores (query, document) pairs read together (a corpus's re-ranker, training/reranker.py).
+BI_ENCODER = "bi-encoder"
+CROSS_ENCODER = "cross-encoder"
 
 
 class ModelIntegrityError(RuntimeError):
@@ -74,9 +78,38 @@ def bundled_model_path() -> Path:
 
 def _model_folder(path: Path) -> Path:
     """A training run folder holds its model under `model/`; accept either."""
-    if not (path / "modules.json").is_file() and (path / "model" / "modules.json").is_file():
+    own = any((path / name).is_file() for name in ("modules.json", "config.json"))
+    if not own and any((path / "model" / name).is_file() for name in ("modules.json", "config.json")):
         return path / "model"
     return path
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def model_kind(path: Path | str) -> str:
+    """`cross-encoder` for a re-ranker (a model or run folder whose pairank files say so, or one that
+    sentence-transformers saved as a CrossEncoder), else `bi-encoder` (hub names included)."""
+    folder = Path(path)
+    if not folder.is_dir():
+        return BI_ENCODER
+    folder = _model_folder(folder)
+    for manifest in (folder / "pairank_model.json", folder.parent / "manifest.json"):
+        kind = _json_file(manifest).get("kind")
+        if kind in (BI_ENCODER, CROSS_ENCODER):
+            return str(kind)
+    if _json_file(folder / "config_sentence_transformers.json").get("model_type") == "CrossEncoder":
+        return CROSS_ENCODER
+    architectures = _json_file(folder / "config.json").get("architectures") or []
+    plain_classifier = not (folder / "modules.json").is_file()
+    if plain_classifier and any(str(a).endswith("ForSequenceClassification") for a in architectures):
+        return CROSS_ENCODER
+    return BI_ENCODER
 
 
 def _run_model_id(folder: Path) -> str | None:

@@ -17,6 +17,7 @@ from app.db.migrate import upgrade_to_head
 from app.serving.runtime import Runtime
 from tests.postgres_helpers import postgres_schema
 from tests.process_helpers import Server, ServerFactory, Worker
+from tests.reranker_helpers import build_tiny_reranker
 from tests.runtime_helpers import RuntimeFactory
 from tests.tiny_model import build_tiny_model
 
@@ -28,6 +29,12 @@ PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny BERT bi-encoder with a tokenizer trained on the fly (offline, a few seconds)."""
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def tiny_reranker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny cross-encoder re-ranker, the same every session (a run folder; seconds to train)."""
+    return build_tiny_reranker(tmp_path_factory.mktemp("tiny-reranker") / "run")
 
 
 @pytest.fixture(scope="session")

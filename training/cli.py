@@ -2,6 +2,7 @@
 
     pairank train --config training/configs/pfcc_snopes.yaml [--output DIR] [--set stages.0.lr=3e-5 ...]
     pairank train --train-pairs exported.jsonl [--dev-pairs dev.jsonl | --dev-beir DIR] [--output DIR]
+    pairank train --reranker --train-pairs exported.jsonl [--set reranker.epochs=3]   (a re-ranker)
 
 stdout carries only JSON-lines progress events (see training/README.md); logs and progress bars go
 to stderr, so a parent process (the service) can parse stdout line by line.
@@ -67,6 +68,17 @@ def build_parser() -> argparse.ArgumentParser:
         "(train on earlier queries, validate on later ones at K cut points, default 3)",
     )
     parser.add_argument("--device", help="auto, cpu, cuda or cuda:N")
+    parser.add_argument(
+        "--reranker",
+        action="store_true",
+        help="train a cross-encoder re-ranker from the base model on the training pairs instead "
+        "(--set reranker.epochs=2, reranker.lr, reranker.negatives, reranker.max_length, ...)",
+    )
+    parser.add_argument(
+        "--negatives-from",
+        metavar="JSONL",
+        help="--reranker: also mine hard negatives from these documents (a corpus export, `text` per line)",
+    )
     parser.add_argument("--no-progress-bar", action="store_true", help="no tqdm bars on stderr")
     parser.add_argument(
         "--print-config", action="store_true", help="print the resolved config as YAML and exit"
@@ -180,7 +192,12 @@ def train(argv: list[str]) -> int:
     """Entry point of `pairank train`; returns the process exit code."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    reranker = None
     try:
+        if args.reranker:
+            from training.reranker import split_overrides
+
+            args.overrides, reranker = split_overrides(args.overrides)
         config = resolve_config(args)
     except (ConfigError, OSError, ValueError) as error:
         print(f"pairank train: {error}", file=sys.stderr)
@@ -194,6 +211,8 @@ def train(argv: list[str]) -> int:
     from training.run_folder import EventWriter, default_run_dir, utc_timestamp
     from training.trainer import train as run_training
 
+    if reranker is not None:
+        return _train_reranker(config, reranker, args)
     if args.cv is not None:
         scheme, folds = args.cv
         config.cv = dataclasses.replace(config.cv or CVConfig(), scheme=scheme, folds=folds)
@@ -211,6 +230,22 @@ def train(argv: list[str]) -> int:
         return 130
     except Exception as error:  # the error event is already on stdout; a short message for humans here
         logging.getLogger("pairank.train").exception("training failed")
+        print(f"pairank train: {type(error).__name__}: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _train_reranker(config: Any, reranker: Any, args: argparse.Namespace) -> int:
+    from training.reranker import train_reranker_run
+
+    try:
+        with events_only_stdout() as stream:
+            train_reranker_run(config, reranker, args, stream)
+    except KeyboardInterrupt:
+        print("pairank train: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # noqa: BLE001 - a short message for humans; the traceback is logged
+        logging.getLogger("pairank.train").exception("re-ranker training failed")
         print(f"pairank train: {type(error).__name__}: {error}", file=sys.stderr)
         return 1
     return 0

@@ -11,20 +11,23 @@ group with the positive as the target.
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import json
 import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import torch
+import yaml
 from tqdm.auto import tqdm
 
-from pairank.models import ModelSpec, file_sha256, folder_weights_sha256
-from training.config import HardNegativesConfig
+from pairank.models import CROSS_ENCODER, ModelSpec, file_sha256, folder_weights_sha256
+from training.config import ConfigError, HardNegativesConfig
 from training.data import PairSet
 from training.hard_negatives import mine_hard_negatives
 from training.loop import resolve_amp
@@ -33,7 +36,7 @@ from training.plots import plot_training_curves
 from training.run_folder import MODEL_DIR, RunFolder, utc_timestamp
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
-RERANKER_KIND = "cross-encoder"  # manifest.json's `kind`: what the service loads as a re-ranker
+RERANKER_KIND = CROSS_ENCODER  # manifest.json's `kind`: what the service loads as a re-ranker
 
 
 @dataclass
@@ -196,3 +199,60 @@ def load_reranker(path: Path | str, device: str = "cpu", max_length: int | None 
     if (folder / MODEL_DIR / "config.json").exists():
         folder = folder / MODEL_DIR
     return CrossEncoder(str(folder), device=device, max_length=max_length)
+
+
+# `pairank train --reranker` (training/cli.py): the same inputs as a bi-encoder's, plus
+# `--set reranker.<field>=<value>` for RerankerConfig and `--negatives-from` a corpus export (JSON lines
+# with a `text`) to mine hard negatives from too.
+PREFIX = "reranker."
+
+
+def split_overrides(overrides: list[str]) -> tuple[list[str], RerankerConfig]:
+    """The overrides for the shared config, and the RerankerConfig the `reranker.` ones describe."""
+    shared, fields = [], {}
+    known = {f.name: f for f in dataclasses.fields(RerankerConfig)}
+    for override in overrides:
+        key, _, value = override.partition("=")
+        if not key.startswith(PREFIX):
+            shared.append(override)
+            continue
+        name = key[len(PREFIX) :]
+        if name not in known:
+            raise ConfigError(f"unknown re-ranker setting {name!r} (one of {', '.join(known)})")
+        fields[name] = yaml.safe_load(value)
+    try:
+        return shared, RerankerConfig(**fields)
+    except TypeError as error:
+        raise ConfigError(str(error)) from error
+
+
+def corpus_texts(path: str | None) -> list[str]:
+    """The `text` of each JSON line of a corpus export (empty without a path)."""
+    if not path:
+        return []
+    with open(path, encoding="utf-8") as handle:
+        return [str(json.loads(line)["text"]) for line in handle if line.strip()]
+
+
+def train_reranker_run(
+    config: Any, reranker: RerankerConfig, args: argparse.Namespace, events: TextIO
+) -> Path:
+    """Train the re-ranker the resolved config and options describe; returns its run folder."""
+    from evaluation.datasets import LabeledPair, load_pairs
+    from pairank.models import load_sentence_transformer, pick_device, resolve_model
+    from training.data import PairSet
+    from training.evaluators import model_encoder
+    from training.reranker import train_reranker
+    from training.run_folder import default_run_dir, utc_timestamp
+
+    output = args.output or default_run_dir(f"{config.name}-reranker", utc_timestamp())
+    device = pick_device(None if config.device == "auto" else config.device)
+    pairs = PairSet.from_pairs(
+        [LabeledPair(p.query, p.document, p.label) for p in load_pairs(config.data.train_pairs)]
+    )
+    base = resolve_model(config.base_model)
+    encode = model_encoder(load_sentence_transformer(base, device=device))
+    pool = corpus_texts(args.negatives_from)
+    manifest = train_reranker(pairs, base, encode, Path(output), reranker, pool, device, config.progress_bar)
+    events.write(json.dumps({"event": "done", "run_dir": str(output), "manifest": manifest}) + "\n")
+    return Path(output)

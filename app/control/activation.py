@@ -15,13 +15,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.control import job_kinds
 from app.control.job_context import FollowUp, JobContext, Outcome
-from app.core.errors import NotFoundError
+from app.core.errors import ConflictError, NotFoundError
 from app.db.admin_models import Job
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
 from app.db.repository import CorpusRepository
 from app.serving.context import ServiceContext
+from pairank.models import BI_ENCODER
 
 log = logging.getLogger(__name__)
 KIND = job_kinds.ACTIVATE
@@ -34,10 +35,18 @@ def activation_job(version: str, requested_by: str | None = None) -> FollowUp:
 
 
 def enqueue_activation(sessions: sessionmaker[Session], version: str) -> Job:
-    """Queue the activation of a registered version; 404 unknown, 409 while a model job is unfinished."""
+    """Queue the activation of a registered version; 404 unknown, 409 for a cross-encoder (it re-ranks,
+    it cannot serve) and while a model job is unfinished."""
     with transaction(sessions) as session:
-        if ModelRepository(session).get(version) is None:
+        model = ModelRepository(session).get(version)
+        if model is None:
             raise NotFoundError(f"model version {version!r} is not registered", field="version")
+        if model.kind != BI_ENCODER:
+            raise ConflictError(
+                f"{version} is a {model.kind} (a re-ranker): only a bi-encoder can be activated; set it on a "
+                "corpus's ranking instead (PUT /v1/corpora/{name}/ranking)",
+                "version",
+            )
         job = activation_job(version)
         row = JobRepository(session).add(
             str(uuid.uuid4()), job.kind, None, job.params, exclusive=job.exclusive
@@ -50,7 +59,7 @@ def run_activation(service: ServiceContext, context: JobContext) -> Outcome:
     version = str(context.params["version"])
     context.progress("loading", version=version)
     # The version's files, verified, from any machine's registration (fetched here if need be).
-    spec = service.serving.registry.spec(version)
+    spec = service.serving.registry.spec(version, BI_ENCODER)
     serving = service.serving.current()
     current = serving.model_version if serving is not None else None
     if current == version:

@@ -9,6 +9,7 @@ from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Inte
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.models import Base, UtcDateTime, utcnow
+from pairank.models import BI_ENCODER
 
 JOB_STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 UNFINISHED_JOB_STATUSES = ("queued", "running")
@@ -94,6 +95,12 @@ class ModelVersion(Base):
     artifact_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     artifact_bytes: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     artifact_files: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+    @property
+    def kind(self) -> str:
+        """`bi-encoder` (serves, can be activated) or `cross-encoder` (a corpus's re-ranker), as recorded
+        in `training` when it was registered (versions registered before kinds existed: bi-encoders)."""
+        return str((self.training or {}).get("kind") or BI_ENCODER)
 
 
 SCOPES = ("read", "write", "admin")

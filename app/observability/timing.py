@@ -3,7 +3,9 @@
 The outermost middleware opens a record per request (`open_record`); the request's code, in whatever
 thread it runs (the context is copied into the thread pool, the record with it), adds to it with
 `stage(...)` or `record(...)`. Stages: `queue` (texts waiting for the encoder's forward pass), `encode`
-(tokenizing and the pass), `search` (vector, lexical and fused search) and `resolve` (ids to documents).
+(tokenizing and the pass), `search` (vector, lexical and fused search), `resolve` (ids to documents)
+and, with a re-ranking stage, `rerank` (scoring the top k with the cross-encoder) of which `rerank_queue`
+was waiting for its forward pass.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 
-STAGES = ("queue", "encode", "search", "resolve")
+STAGES = ("queue", "encode", "search", "resolve", "rerank", "rerank_queue")
 _RECORD: ContextVar[dict[str, float] | None] = ContextVar("pairank_stage_seconds", default=None)
 
 

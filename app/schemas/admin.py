@@ -236,6 +236,10 @@ class ModelOut(BaseModel):
     model_config = ConfigDict(from_attributes=True)
     version: str
     model_id: str
+    kind: Literal["bi-encoder", "cross-encoder"] = Field(
+        "bi-encoder",
+        description="`bi-encoder`: embeds texts, can be activated; `cross-encoder`: a corpus's re-ranker.",
+    )
     source: str
     path: str = Field(
         description="The folder (on the machine that registered it) or the name it was registered from; "

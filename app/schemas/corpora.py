@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from app.schemas.common import CorpusName, Description, DocumentId, Metadata, NonBlankText, limited
-from app.schemas.ranking import RankingModeName, RankingUsed
+from app.schemas.ranking import RankingModeName, RankingUsed, RerankStage
 from app.schemas.requests import RequestModel
 from indexes.fusion_defaults import DEFAULT_ALPHA
 
@@ -59,6 +59,11 @@ class CorpusRanking(RequestModel):
         DEFAULT_ALPHA, ge=0, le=1, description="`hybrid` with linear fusion: the lexical weight."
     )
     fusion: Literal["linear", "rrf"] = Field("linear", description="`hybrid`: linear mix or `rrf`.")
+    rerank: RerankStage | None = Field(
+        None,
+        description="A re-ranking stage (needs an admin key): a registered cross-encoder re-orders the top "
+        "k of every rank call, whatever the calibration. Omitted: none.",
+    )
 
 
 class CorpusCreate(RequestModel):

@@ -20,6 +20,7 @@ from app.schemas.common import (
 )
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
 from indexes.fusion_defaults import DEFAULT_ALPHA
+from indexes.rerank import DEFAULT_RERANK_K, MAX_RERANK_K
 
 FilterScalar = MetaString | StrictInt64 | StrictFiniteFloat | StrictBool  # noqa: UP007
 
@@ -73,6 +74,48 @@ class RankingOptions(RequestModel):
     )
 
 
+RerankDepth = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=MAX_RERANK_K,
+        description=f"How many of the first stage's best the cross-encoder "
+        f"re-orders (1..{MAX_RERANK_K}); below them nothing moves.",
+    ),  # fmt: skip
+]
+RerankWeight = Annotated[
+    float,
+    Field(
+        ge=0,
+        le=1,
+        description="The cross-encoder's share of the order within the top k, blended with the "
+        "first stage's score (each min-max scaled over the k); 1: the cross-encoder's order alone.",
+    ),  # fmt: skip
+]
+ModelVersionName = Annotated[str, Field(min_length=1, max_length=300)]
+
+
+class RerankStage(RequestModel):
+    """A corpus's re-ranking stage: a registered cross-encoder re-orders the first stage's top k."""
+
+    model: ModelVersionName = Field(
+        description="A registered cross-encoder version (GET /admin/models, `kind`; needs an admin key)."
+    )
+    k: RerankDepth = DEFAULT_RERANK_K
+    weight: RerankWeight = 1.0
+
+
+class RerankOptions(RequestModel):
+    """A query's re-ranking: unset fields take the corpus's stage (README, "Re-ranking")."""
+
+    enabled: StrictBool = Field(True, description="`false`: rank without the corpus's re-ranking stage.")
+    model: ModelVersionName | None = Field(
+        None, description="A registered cross-encoder version (needs an admin key). Default: the corpus's."
+    )
+    k: RerankDepth | None = None
+    weight: RerankWeight | None = None
+
+
 class CorpusRankRequest(RankingOptions):
     """POST /v1/corpora/{name}/rank body."""
 
@@ -81,6 +124,9 @@ class CorpusRankRequest(RankingOptions):
     filter: MetadataFilter | None = None
     include_metadata: bool = Field(False, description="Return each result's metadata.")
     candidates: list[DocumentId] | None = limited("max_candidates_per_request", None, min_length=1)
+    rerank: RerankOptions | None = Field(
+        None, description="Re-rank the top k with a cross-encoder; default: the corpus's stage, if any."
+    )
 
 
 class TextRankRequest(RequestModel):
@@ -107,6 +153,20 @@ class RankedOut(BaseModel):
     lexical_score: float | None = Field(
         None, description="`lexical`/`hybrid`: the BM25 score.", exclude_if=lambda value: value is None
     )
+    rerank_score: float | None = Field(
+        None,
+        description="Re-ranked results (the top k): the cross-encoder's score; `score` is the first stage's.",
+        exclude_if=lambda value: value is None,
+    )
+
+
+class RerankUsed(BaseModel):
+    """The re-ranking stage a ranking used (or a corpus holds)."""
+
+    model_config = ConfigDict(from_attributes=True)
+    model: str = Field(description="The cross-encoder version.")
+    k: int = Field(description="How many of the first stage's best it re-ordered.")
+    weight: float = Field(description="Its share of the order (1: its order alone).")
 
 
 class RankingUsed(BaseModel):
@@ -116,6 +176,9 @@ class RankingUsed(BaseModel):
     mode: RankingModeName
     alpha: float = Field(description="`hybrid` with linear fusion: the lexical weight.")
     fusion: Literal["linear", "rrf"]
+    rerank: RerankUsed | None = Field(
+        None, description="The re-ranking stage, when one ran.", exclude_if=lambda value: value is None
+    )
 
 
 class RankResponse(BaseModel):

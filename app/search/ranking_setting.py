@@ -5,6 +5,10 @@ default ranking, then dense. A choice is made on judged queries by grouped cross
 sharing a relevant document stay in one fold) and stored by `ranking_record`, whether
 `calibrate-ranking` or the retraining gate made it; `stored_setting` reads it (and any record an older
 release stored, which lacks the newer keys).
+
+The corpus's ranking may also hold a re-ranking stage (`rerank`: a registered cross-encoder re-orders
+the first stage's top k), off unless set; it holds whatever model serves and whatever calibration the
+first stage uses, and a request may turn it off, or change its depth or blend (`resolve_rerank`).
 """
 
 from __future__ import annotations
@@ -17,17 +21,44 @@ from evaluation.hybrid_eval import per_query_values, setting_grid
 from evaluation.metrics import RankingReport
 from evaluation.selection import cross_validated_choice, group_folds, query_groups
 from indexes.fusion import DEFAULT_ALPHA, RankingSetting
+from indexes.rerank import DEFAULT_RERANK_K, MAX_RERANK_K
 
 __all__ = [
+    "DEFAULT_RERANK_K",
+    "MAX_RERANK_K",
     "RankingChoice",
     "RankingRequest",
     "RankingSetting",
+    "RerankRequest",
+    "RerankSetting",
     "choose_ranking",
     "given_ranking",
     "ranking_record",
     "resolve_mode",
+    "resolve_rerank",
+    "stored_rerank",
     "stored_setting",
 ]
+
+
+@dataclass(frozen=True)
+class RerankSetting:
+    """A re-ranking stage: the registered cross-encoder `model` re-orders the first stage's top `k`, by
+    its score, or blended with the first stage's (each min-max scaled over the k) when `weight` < 1."""
+
+    model: str
+    k: int = DEFAULT_RERANK_K
+    weight: float = 1.0  # the cross-encoder's share of the blend; 1: its order alone
+
+
+@dataclass(frozen=True)
+class RerankRequest:
+    """What a request asked of the re-ranking stage; None fields: the corpus's."""
+
+    enabled: bool = True
+    model: str | None = None
+    k: int | None = None
+    weight: float | None = None
 
 
 @dataclass(frozen=True)
@@ -37,6 +68,7 @@ class RankingRequest:
     mode: str | None = None
     alpha: float | None = None
     fusion: str | None = None
+    rerank: RerankRequest | None = None
 
 
 def stored_setting(record: Mapping[str, Any] | None) -> RankingSetting | None:
@@ -48,6 +80,38 @@ def stored_setting(record: Mapping[str, Any] | None) -> RankingSetting | None:
         str(record["mode"]),
         float(alpha if alpha is not None else DEFAULT_ALPHA),
         str(record.get("fusion") or "linear"),
+    )
+
+
+def stored_rerank(record: Mapping[str, Any] | None) -> RerankSetting | None:
+    """The re-ranking stage a corpus's ranking holds; None when it has none."""
+    stage = (record or {}).get("rerank")
+    if not isinstance(stage, Mapping) or not stage.get("model"):
+        return None
+    weight = stage.get("weight")
+    return RerankSetting(
+        str(stage["model"]), int(stage.get("k") or DEFAULT_RERANK_K), float(1.0 if weight is None else weight)
+    )
+
+
+def resolve_rerank(
+    requested: RerankRequest | None, default: Mapping[str, Any] | None
+) -> RerankSetting | None:
+    """The request's re-ranking choices over the corpus's stage; None when neither turns one on.
+    ValueError when the request asks for one and names no model the corpus lacks."""
+    stored = stored_rerank(default)
+    if requested is None:
+        return stored
+    if not requested.enabled:
+        return None
+    model = requested.model or (stored.model if stored is not None else None)
+    if model is None:
+        raise ValueError("the corpus has no re-ranking stage and the request names no model")
+    base = stored or RerankSetting(model)
+    return RerankSetting(
+        model,
+        requested.k if requested.k is not None else base.k,
+        requested.weight if requested.weight is not None else base.weight,
     )
 
 

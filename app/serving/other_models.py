@@ -11,24 +11,32 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
 
 from app.core.errors import ConflictError
-from app.serving.encoder import Encoder
 from pairank.models import ModelSpec
 
 _CLOSE_AFTER_SECONDS = 30.0
 
 
-class OtherModels:
-    """Loaded encoders of non-serving versions by version, least recently used first."""
+class _Closable(Protocol):
+    def close(self) -> None: ...
 
-    def __init__(self, load: Callable[[ModelSpec], Encoder], keep: int = 1) -> None:
+
+Model = TypeVar("Model", bound=_Closable)
+
+
+class OtherModels(Generic[Model]):
+    """Loaded encoders of non-serving versions by version, least recently used first (also the
+    re-rankers, app/serving/reranker.py: any model that closes)."""
+
+    def __init__(self, load: Callable[[ModelSpec], Model], keep: int = 1) -> None:
         self._load = load
         self._keep = keep
-        self._loaded: OrderedDict[str, Encoder] = OrderedDict()
+        self._loaded: OrderedDict[str, Model] = OrderedDict()
         self._lock = threading.Lock()
 
-    def encoder(self, version: str, resolve: Callable[[], ModelSpec]) -> Encoder:
+    def encoder(self, version: str, resolve: Callable[[], ModelSpec]) -> Model:
         """The encoder of a registered version, loaded once: `resolve` (the registry's verified local
         copy, fetched if need be) runs only then, under the lock, so two requests never load it twice."""
         with self._lock:

@@ -23,9 +23,17 @@ from app.db.admin_models import ModelVersion
 from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
 from app.db.job_repository import MODEL_SLOT, JobRepository
+from app.db.repository import CorpusRepository
 from app.stores.artifacts.port import ArtifactRef, ArtifactStore
 from encoders.loader import version_folder
-from pairank.models import DEFAULT_MODEL_ID, DEFAULT_MODEL_SHA256, ModelSpec, resolve_model
+from pairank.models import (
+    CROSS_ENCODER,
+    DEFAULT_MODEL_ID,
+    DEFAULT_MODEL_SHA256,
+    ModelSpec,
+    model_kind,
+    resolve_model,
+)
 
 log = logging.getLogger(__name__)
 DEFAULT_VERSION = ModelSpec(DEFAULT_MODEL_ID, "", DEFAULT_MODEL_SHA256).version
@@ -114,13 +122,16 @@ class ModelRegistry:
             log.info("stored the files of %d models registered before: %s", len(stored), stored)
         return stored
 
-    def spec(self, version: str) -> ModelSpec:
+    def spec(self, version: str, kind: str | None = None) -> ModelSpec:
         """A registered version, loadable here: its stored files in a verified local folder (fetched if
-        need be), else the bundled default or the folder or hub name it was registered from."""
+        need be), else the bundled default or the folder or hub name it was registered from; with `kind`,
+        a version of another kind (a cross-encoder where a bi-encoder must serve) is a ConflictError."""
         with self.sessions() as session:
             row = ModelRepository(session).get(version)
         if row is None:
             raise NotFoundError(f"model version {version!r} is not registered", field="version")
+        if kind is not None and row.kind != kind:
+            raise ConflictError(f"model version {version!r} is a {row.kind}, not a {kind}", "version")
         return self._spec_of(row)
 
     def _spec_of(self, row: ModelVersion) -> ModelSpec:
@@ -164,6 +175,12 @@ class ModelRegistry:
         return self.spec(configured_spec.version)  # what every other process loads: the stored files
 
     def _configured(self, configured: str) -> ModelSpec:
+        if model_kind(Path(configured).expanduser()) == CROSS_ENCODER:
+            raise ConfigurationError(
+                f"PAIRANK_MODEL={configured} is a cross-encoder (a re-ranker): it cannot serve; register it "
+                "with `pairank models register` and set it on a corpus's ranking instead",
+                "PAIRANK_MODEL",
+            )
         # A folder another machine registered (and stored) needs no copy here: it comes from the store.
         if not _looks_like_a_path(configured) or Path(configured).expanduser().exists():
             return resolve_model(configured)
@@ -192,8 +209,8 @@ class ModelRegistry:
 
     def delete(self, version: str, configured: str) -> DeletedModel:
         """Forget a version and its files (blobs no other model or job uses are deleted); 404 unknown,
-        409 for the active and the previous version (the rollback), PAIRANK_MODEL's, or one an unfinished
-        model job uses."""
+        409 for the active and the previous version (the rollback), PAIRANK_MODEL's, one an unfinished
+        model job uses, or a cross-encoder a corpus re-ranks with."""
         if self._configured_version(configured) == version:
             raise ConflictError(
                 f"{version} is this process's PAIRANK_MODEL: a restart would register and activate it again",
@@ -213,6 +230,13 @@ class ModelRegistry:
                 raise ConflictError(
                     f"job {job.id} ({job.kind}) is {job.status} and uses {version}", "version"
                 )
+            reranking = [
+                c.name for c in CorpusRepository(session).all() if _reranks_with(c.default_ranking, version)
+            ]
+            if reranking:
+                raise ConflictError(
+                    f"{version} re-ranks corpora {reranking}: set their ranking without it first", "version"
+                )
             ref = _ref(row)
             freed = self.artifacts.remove(session, ref) if ref is not None else 0
             size = int(row.artifact_bytes or 0)
@@ -227,6 +251,11 @@ class ModelRegistry:
         """Bytes the artifact store holds for every model."""
         with self.sessions() as session:
             return self.artifacts.stored_bytes(session)
+
+
+def _reranks_with(ranking: dict[str, Any] | None, version: str) -> bool:
+    stage = (ranking or {}).get("rerank")
+    return isinstance(stage, dict) and stage.get("model") == version
 
 
 def _versions_used_by(params: dict[str, Any]) -> set[str]:

@@ -19,6 +19,7 @@ from app.serving.checkpoints import CheckpointHealth
 from app.serving.encoder import Encoder
 from app.serving.other_models import OtherModels
 from app.serving.registry import ModelRegistry
+from app.serving.reranker import Rerankers
 from app.stores.artifacts.factory import open_artifact_store
 from app.stores.factory import open_store
 from app.stores.port import VectorStore
@@ -53,6 +54,8 @@ class Serving:
         self.sessions = sessions
         # Registered models and their files (PAIRANK_ARTIFACT_STORE), loadable on any machine.
         self.registry = ModelRegistry(sessions, open_artifact_store(settings, sessions), settings.export_dir)
+        # Registered cross-encoders that corpora re-rank with (or a request names), loaded on first use.
+        self.rerankers = Rerankers(settings, self.registry)
         self._state: ServingState | None = None
         self._ready = threading.Event()
         self._load_error: BaseException | None = None
@@ -209,3 +212,4 @@ class Serving:
         if self._state is not None:
             self._state.encoder.close()
         self.other_models.close()
+        self.rerankers.close()

@@ -29,6 +29,7 @@ from app.stores.port import CorpusVectors
 from app.usecases.ranking import RankedItem, Ranking
 from evaluation.judgements import relevance_grade
 from evaluation.metrics import evaluate_ranking, parse_metric
+from pairank.models import BI_ENCODER
 
 DEFAULT_METRICS = ("MRR", "HasPositive@1", "HasPositive@10", "MAP")
 
@@ -92,7 +93,9 @@ class CompareService:
         registry, version = self.service.serving.registry, side.model
         try:
             # Resolved through the registry: its stored files, fetched and verified on any machine.
-            return self.service.serving.other_models.encoder(version, lambda: registry.spec(version))
+            return self.service.serving.other_models.encoder(
+                version, lambda: registry.spec(version, BI_ENCODER)
+            )
         except (NotFoundError, ConflictError) as error:
             raise type(error)(f"{field}: {error.message}", field) from error
 

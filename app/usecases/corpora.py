@@ -20,6 +20,7 @@ from app.db.repository import KEEP_METADATA, CorpusRepository, DocumentInput, Do
 from app.serving.context import ServiceContext
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
+from app.usecases.reranking import checked_ranking
 from indexes.snapshot import delete_corpus_snapshots
 from indexes.spec import IndexSpec
 
@@ -60,9 +61,19 @@ class CorpusService:
             except (TypeError, ValueError) as error:
                 raise InvalidInputError(str(error), "index") from error
             spec = parsed.to_dict()
+        ranking = checked_ranking(self.service, ranking, "ranking.rerank.model")
         with transaction(self.service.sessions) as session:
             default = ranking if ranking is not None else DEFAULT_RANKING_BY_KIND.get(kind)
             return CorpusRepository(session).add(name, kind, description, spec, default)
+
+    def set_ranking(self, name: str, ranking: dict[str, Any]) -> Corpus:
+        """Replace a corpus's ranking (its first stage until calibrated, and its re-ranking stage: a
+        registered cross-encoder, 404 unknown, 422 a bi-encoder); every process serves it at once."""
+        checked = checked_ranking(self.service, ranking)
+        with transaction(self.service.sessions) as session:
+            corpus = require_corpus(session, name)
+            corpus.default_ranking = checked
+        return self.get_corpus(name)
 
     def list_corpora(self) -> list[Corpus]:
         """Every corpus (with its maintained document count), by name."""

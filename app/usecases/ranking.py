@@ -15,9 +15,10 @@ from app.db.repository import DocumentRepository, found_documents
 from app.observability.timing import stage
 from app.search.filtered import filtered_search, matching_ids, top_k
 from app.search.hybrid import CANDIDATES, rerank, search_corpus
-from app.search.ranking_setting import RankingRequest, RankingSetting, resolve_mode
+from app.search.ranking_setting import RankingRequest, RankingSetting, RerankSetting, resolve_mode
 from app.serving.context import ServiceContext
 from app.stores.port import CorpusVectors
+from app.usecases.reranking import rerank_stage, reranked
 from indexes.fusion import FusedHit
 
 
@@ -32,6 +33,7 @@ class RankedItem:
     metadata: dict[str, Any] | None = None
     dense_score: float | None = None  # lexical and hybrid modes: the two components of `score`
     lexical_score: float | None = None
+    rerank_score: float | None = None  # a re-ranked result (the top k): the cross-encoder's score
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Ranking:
     results: list[RankedItem]
     model: str
     ranking: RankingSetting | None = None  # corpus rankings: the mode used
+    rerank: RerankSetting | None = None  # and the re-ranking stage, when one ran
 
 
 @dataclass(frozen=True)
@@ -185,13 +188,18 @@ class RankingService:
         include_metadata: bool = False,
         requested: RankingRequest | None = None,
     ) -> Ranking:
-        """Search the whole corpus, or rank only the given candidates; optionally only matching ones."""
+        """Search the whole corpus, or rank only the given candidates; optionally only matching ones;
+        the corpus's (or the request's) re-ranking stage re-orders the top of it."""
         check_text(self.settings, "query", query)
         if candidates is not None:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
         state = self.service.serving.state()
         opened = state.store.get(corpus_name)
         how = self._mode(opened, requested, state.model_version)
+        second = rerank_stage(
+            self.service, requested.rerank if requested else None, opened.settings.default_ranking
+        )
+        shown, k = k, max(k, second.k) if second is not None else k  # the first stage ranks what is re-ranked
         query_vector = state.encoder.encode([query])
         allowed = self._allowed(opened, conditions)
         database_ids = None
@@ -206,16 +214,20 @@ class RankingService:
             else:
                 with stage("search"):
                     fused = rerank(state.store, opened, query, query_vector[0], database_ids, k, how)
-            return Ranking(self._resolve(opened, _fused(fused), include_metadata), state.model_version, how)
-        with stage("search"):
-            if database_ids is not None:
-                scores = state.store.vectors_of(opened, database_ids) @ query_vector[0]
-                hits = top_k(database_ids, scores, k)
-            elif allowed is not None:
-                hits = filtered_search(state.store, opened, query_vector, k, allowed)[0]
-            else:
-                hits = opened.search_one(query_vector[0], k)
-        return Ranking(self._resolve(opened, _dense(hits), include_metadata), state.model_version, how)
+            items = self._resolve(opened, _fused(fused), include_metadata)
+        else:
+            with stage("search"):
+                if database_ids is not None:
+                    scores = state.store.vectors_of(opened, database_ids) @ query_vector[0]
+                    hits = top_k(database_ids, scores, k)
+                elif allowed is not None:
+                    hits = filtered_search(state.store, opened, query_vector, k, allowed)[0]
+                else:
+                    hits = opened.search_one(query_vector[0], k)
+            items = self._resolve(opened, _dense(hits), include_metadata)
+        if second is not None:
+            items = reranked(self.service, query, items, second, shown)
+        return Ranking(items[:shown], state.model_version, how, second)
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
         """Rank texts given inline; each result's id is the text's position in the request."""

@@ -54,3 +54,27 @@ def test_a_trained_reranker_prefers_the_positive(setup: dict[str, Path], tmp_pat
         scores = model.predict([(row["query"], d) for d in docs])
         ranks.append(int((scores > scores[docs.index(row["document"])]).sum()))
     assert np.mean(ranks) < 0.45 * len(docs), ranks  # a random order puts the positive mid-list (0.5)
+
+
+def test_pairank_train_reranker_writes_a_run_the_registry_takes_as_a_cross_encoder(
+    setup: dict[str, Path], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from pairank.models import CROSS_ENCODER, model_kind
+    from training.cli import train
+
+    corpus = tmp_path / "corpus.jsonl"  # a corpus export: more documents to mine negatives from
+    corpus.write_text(
+        "".join(json.dumps({"id": str(i), "text": f"claim number {i}."}) + "\n" for i in range(5))
+    )
+    pairs = ["--reranker", "--train-pairs", str(setup["train"])]
+    arguments = [*pairs, "--base-model", str(setup["model"]), "--negatives-from", str(corpus),
+                 "--output", str(tmp_path / "rr"), "--device", "cpu", "--no-progress-bar",
+                 "--set", "reranker.epochs=1", "--set", "reranker.max_length=32"]  # fmt: skip
+    assert train(arguments) == 0
+    manifest = json.loads((tmp_path / "rr" / "manifest.json").read_text())
+    assert manifest["kind"] == CROSS_ENCODER and model_kind(tmp_path / "rr") == CROSS_ENCODER
+    assert "epochs: 1" in (tmp_path / "rr" / "config.yaml").read_text()
+    done = json.loads(capfd.readouterr().out.strip().splitlines()[-1])  # stdout: JSON lines only
+    assert done["event"] == "done" and done["manifest"]["weights_sha256"] == manifest["weights_sha256"]
+    unknown = [*pairs, "--set", "reranker.depth=3"]
+    assert train(unknown) == 2 and "unknown re-ranker setting 'depth'" in capfd.readouterr().err

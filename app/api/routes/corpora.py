@@ -10,12 +10,13 @@ from fastapi.responses import StreamingResponse
 from app.api.deps import CorpusServiceDep
 from app.api.params import CorpusNameParam, DocumentIdParam
 from app.api.security import READ, WRITE, ReadAccess, WriteAccess, require_corpus
-from app.core.errors import ConflictError
+from app.core.errors import ConflictError, ForbiddenError
 from app.schemas.common import INT64_MAX
 from app.schemas.corpora import (
     CorpusCreate,
     CorpusList,
     CorpusOut,
+    CorpusRanking,
     DocumentOut,
     DocumentPage,
     DocumentsUpsert,
@@ -27,10 +28,17 @@ from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_respons
 router = APIRouter(prefix="/v1/corpora", tags=["corpora"], responses=error_responses(*COMMON_ERRORS))
 
 
-@router.post("", status_code=201, response_model=CorpusOut, responses=CONFLICT)
+def _may_set(ranking: CorpusRanking | None, caller: WriteAccess, field: str) -> None:
+    # Model versions are admin information (GET /admin/models): naming a re-ranker needs an admin key.
+    if ranking is not None and ranking.rerank is not None and not caller.allows("admin"):
+        raise ForbiddenError(f"{field}: a re-ranking stage needs an admin key", field)
+
+
+@router.post("", status_code=201, response_model=CorpusOut, responses={**CONFLICT, **NOT_FOUND})
 def create_corpus(body: CorpusCreate, service: CorpusServiceDep, caller: WriteAccess) -> CorpusOut:
     """Create an empty corpus."""
     require_corpus(caller, body.name)
+    _may_set(body.ranking, caller, "ranking.rerank.model")
     index = body.index.model_dump() if body.index is not None else None
     ranking = body.ranking.model_dump() if body.ranking is not None else None
     created = service.create_corpus(body.name, body.kind, body.description, index, ranking)
@@ -48,6 +56,17 @@ def list_corpora(service: CorpusServiceDep, caller: ReadAccess) -> CorpusList:
 def get_corpus(name: CorpusNameParam, service: CorpusServiceDep) -> CorpusOut:
     """One corpus with its document count."""
     return CorpusOut.model_validate(service.get_corpus(name))
+
+
+@router.put("/{name}/ranking", response_model=CorpusOut, responses={**NOT_FOUND, **CONFLICT})
+def set_ranking(
+    name: CorpusNameParam, body: CorpusRanking, service: CorpusServiceDep, caller: WriteAccess
+) -> CorpusOut:
+    """Replace the corpus's ranking: its first stage until a calibration for the serving model exists,
+    and its re-ranking stage (`rerank`: a registered cross-encoder, an admin key; omitted: none); 404
+    for a version not registered, 409 for one that is not a cross-encoder."""
+    _may_set(body, caller, "rerank.model")
+    return CorpusOut.model_validate(service.set_ranking(name, body.model_dump()))
 
 
 @router.get("/{name}/index", response_model=IndexStatus, responses=NOT_FOUND, dependencies=[READ])

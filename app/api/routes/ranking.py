@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from fastapi import APIRouter
 
 from app.api.deps import RankingServiceDep
 from app.api.params import CorpusNameParam
-from app.api.security import READ
-from app.schemas.errors import COMMON_ERRORS, NOT_FOUND, error_responses
+from app.api.security import READ, ReadAccess
+from app.core.errors import ForbiddenError
+from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
 from app.schemas.ranking import (
     CorpusRankRequest,
     DuplicateResult,
@@ -18,12 +21,14 @@ from app.schemas.ranking import (
     RankingOptions,
     RankingUsed,
     RankResponse,
+    RerankOptions,
     SimilarityRequest,
     SimilarityResponse,
     TextRankRequest,
     filter_conditions,
 )
-from app.search.ranking_setting import RankingRequest
+from app.search.ranking_setting import RankingRequest, RerankRequest
+from app.usecases.api_keys import Principal
 from app.usecases.ranking import RankedItem, Ranking
 
 router = APIRouter(tags=["ranking"], responses=error_responses(*COMMON_ERRORS, 429))
@@ -37,17 +42,34 @@ def _how(body: RankingOptions) -> RankingRequest:
     return RankingRequest(body.mode, body.alpha, body.fusion)
 
 
+def _rerank(body: RerankOptions | None, principal: Principal) -> RerankRequest | None:
+    if body is None:
+        return None
+    # Model versions are admin information (GET /admin/models): naming one needs an admin key.
+    if body.model is not None and not principal.allows("admin"):
+        raise ForbiddenError("rerank.model: naming a re-ranker needs an admin key", "rerank.model")
+    return RerankRequest(body.enabled, body.model, body.k, body.weight)
+
+
 def _response(ranking: Ranking) -> RankResponse:
-    used = RankingUsed.model_validate(ranking.ranking) if ranking.ranking is not None else None
+    used = None
+    if ranking.ranking is not None:
+        rerank = asdict(ranking.rerank) if ranking.rerank is not None else None
+        used = RankingUsed.model_validate({**asdict(ranking.ranking), "rerank": rerank})
     return RankResponse(results=_items(ranking.results), model=ranking.model, ranking=used)
 
 
-@router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses=NOT_FOUND, dependencies=[READ])
-def rank_corpus(name: CorpusNameParam, body: CorpusRankRequest, service: RankingServiceDep) -> RankResponse:
-    """Rank the corpus (or only the given candidates) for a query."""
+@router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses={**NOT_FOUND, **CONFLICT})
+def rank_corpus(
+    name: CorpusNameParam, body: CorpusRankRequest, service: RankingServiceDep, principal: ReadAccess
+) -> RankResponse:
+    """Rank the corpus (or only the given candidates) for a query; a re-ranking stage (the corpus's, or
+    the request's) re-orders the top k with a cross-encoder (409: `rerank` asked of a corpus without a
+    stage and no model named, or a model that is not a cross-encoder)."""
     conditions = filter_conditions(body.filter)
+    how = RankingRequest(body.mode, body.alpha, body.fusion, _rerank(body.rerank, principal))
     ranking = service.rank_corpus(
-        name, body.query, body.k, body.candidates, conditions, body.include_metadata, _how(body)
+        name, body.query, body.k, body.candidates, conditions, body.include_metadata, how
     )
     return _response(ranking)
 
