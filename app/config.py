@@ -136,6 +136,13 @@ class Settings(BaseSettings):
         description="A bulk chunk that waited this long runs even while queries keep coming, so bulk work "
         "slows under query load but never stops.",
     )
+    rerank_batch_pairs: int = Field(
+        20,
+        ge=1,
+        le=4096,
+        description="Most (query, document) pairs per re-ranker forward pass: one request's top 20 (on 2 CPU "
+        "cores bigger passes served no more and made calls wait for each other's pairs; raise it on a GPU).",
+    )
     rerank_max_queued_pairs: int = Field(
         1024,
         ge=1,

@@ -8,7 +8,8 @@ pairs cut to 256 tokens. Queries are PFCC-S tweets, documents PFCC-S claims (tit
 
 1. In process (`app.serving.reranker.Reranker`: pair tokenization, micro-batcher, backend), variants
    side by side: every block of every variant and mode runs once per round, rounds repeated, so the
-   machine's noise falls on all of them alike. Each client re-ranks one query's 20 documents at a time.
+   machine's noise falls on all of them alike. Each client re-ranks one query's 20 documents at a time;
+   the micro-batcher's passes hold PAIRANK_RERANK_BATCH_PAIRS (20) pairs, or 64, or it is off.
 2. Over HTTP: `pairank serve` (SQLite, default bi-encoder, hybrid a=0.2, a corpus of claims) with the
    cross-encoder registered by `pairank models register` and set as the corpus's re-ranking stage
    (k=20); rank calls (k=10) with the stage and with it turned off per request (`rerank.enabled=false`),
@@ -35,6 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import command_line, machine, percentile  # noqa: E402
 from rerank_http import http_runs  # noqa: E402
+from rerank_report import PASSES, write_report  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data" / "pfcc_snopes"
@@ -70,7 +72,9 @@ def cross_encoder_folder() -> Path:
 
 
 def rerankers(folder: Path) -> dict[str, Any]:
-    """torch fp32 and the int8 variant `auto` picks, each with and without micro-batching."""
+    """torch fp32 and the int8 variant `auto` picks, each behind the service's micro-batcher (passes of
+    PAIRANK_RERANK_BATCH_PAIRS), one with passes of 64 pairs, and one pass per call."""
+    from app.config import Settings
     from app.serving.reranker import Reranker
     from encoders.batcher import BatchingConfig
     from encoders.cross_export import CrossEncoderLoader
@@ -84,11 +88,16 @@ def rerankers(folder: Path) -> dict[str, Any]:
             spec, EncoderOptions(cache_root=REPO / "data" / "models", device="cpu")
         ).load(),
     }
+    batching = {
+        PASSES[0]: BatchingConfig(max_batch_texts=Settings().rerank_batch_pairs),
+        PASSES[1]: BatchingConfig(max_batch_texts=64),
+        PASSES[2]: BatchingConfig(enabled=False),
+    }
     built: dict[str, Any] = {"variants": {}}
     for name, variant in loaded.items():
         built["variants"][name] = {"variant": variant.variant.key, "quality": variant.quality}
-        for batched in (True, False):
-            built[(name, batched)] = Reranker(variant, spec, BatchingConfig(enabled=batched))
+        for passes, config in batching.items():
+            built[(name, passes)] = Reranker(variant, spec, config)
     return built
 
 
@@ -131,34 +140,30 @@ def summary(latencies: list[float], seconds: float) -> dict[str, Any]:
 
 
 def in_process(args: argparse.Namespace, documents: list[str], queries: list[str]) -> dict[str, Any]:
-    """Every (variant, clients, micro-batching) mode, a block each per round."""
+    """Every (variant, clients, passes) mode, a block each per round (8 clients: int8 only, the default
+    on a CPU; fp32 at 8 clients would take most of the run)."""
     built = rerankers(cross_encoder_folder())
     rng = random.Random(0)
-    modes = [
-        (v, c, b)
-        for v in ("torch fp32", "int8")
-        for c, b in ((1, True), (4, True), (4, False), (8, True), (8, False))
-    ]
-    latencies: dict[tuple[str, int, bool], list[float]] = {mode: [] for mode in modes}
-    seconds: dict[tuple[str, int, bool], float] = {mode: 0.0 for mode in modes}
+    modes = [(v, 1, PASSES[0]) for v in ("torch fp32", "int8")]
+    modes += [(v, c, p) for v, c in (("torch fp32", 4), ("int8", 4), ("int8", 8)) for p in PASSES]
+    latencies: dict[tuple[str, int, str], list[float]] = {mode: [] for mode in modes}
+    seconds: dict[tuple[str, int, str], float] = {mode: 0.0 for mode in modes}
     for name in ("torch fp32", "int8"):  # warm-up: first passes allocate
-        built[(name, True)].score(queries[0], documents[:DEPTH])
+        built[(name, PASSES[0])].score(queries[0], documents[:DEPTH])
     for round_number in range(args.rounds):
         for mode in modes:
-            variant, clients, batched = mode
+            variant, clients, passes = mode
             count = args.queries if clients == 1 else clients * max(1, args.queries // 4)
             work = [(rng.choice(queries), rng.sample(documents, DEPTH)) for _ in range(count)]
-            print(f"rerank_latency: round {round_number + 1}: {variant}, {clients} clients, "
-                  f"{'micro-batched' if batched else 'one pass per call'}", file=sys.stderr)  # fmt: skip
+            print(f"rerank_latency: round {round_number + 1}: {variant}, {clients} clients, {passes}",
+                  file=sys.stderr)  # fmt: skip
             started = time.perf_counter()
-            latencies[mode] += block(built[(variant, batched)].score, work, clients)
+            latencies[mode] += block(built[(variant, passes)].score, work, clients)
             seconds[mode] += time.perf_counter() - started
     result: dict[str, Any] = {"variants": built["variants"], "modes": {}}
     for mode in modes:
-        variant, clients, batched = mode
-        label = f"{variant} / {clients} client{'s' if clients > 1 else ''}" + (
-            "" if clients == 1 else (" / micro-batched" if batched else " / without micro-batching")
-        )
+        variant, clients, passes = mode
+        label = f"{variant} / 1 client" if clients == 1 else f"{variant} / {clients} clients / {passes}"
         result["modes"][label] = summary(latencies[mode], seconds[mode])
     return result
 
@@ -186,8 +191,6 @@ def main(argv: list[str] | None = None) -> int:
             result["http"] = http_runs(args, cross_encoder_folder(), documents, queries, Path(scratch))
     result["seconds"] = round(time.monotonic() - started, 1)
     args.output.write_text(json.dumps(result, indent=2) + "\n")
-    from rerank_report import write_report
-
     write_report(result, args.output.with_suffix(".md"))
     print(json.dumps(result, indent=2))
     return 0

@@ -1,10 +1,13 @@
 """Cross-encoder re-rankers of registered versions: loaded on first use, each behind its own micro-batcher.
 
 A re-ranker is exported and gated like the encoder (encoders/cross_export.py: int8 where it passes the
-score-order gate, else torch fp32, the reason logged), and concurrent re-rank requests share forward
-passes over their (query, document) pairs through a `MicroBatcher` with the encoder's batching settings;
-more than PAIRANK_RERANK_MAX_QUEUED_PAIRS waiting pairs answer 429 with Retry-After. At most `keep`
-versions stay loaded (least recently used dropped; its worker is closed a while later).
+score-order gate, else torch fp32, the reason logged), and concurrent re-rank requests queue their
+(query, document) pairs in one `MicroBatcher` (the encoder's wait and token settings) whose passes
+hold at most PAIRANK_RERANK_BATCH_PAIRS pairs: one request's top 20 by default, since pooling requests
+into passes of 64 pairs served no more on 2 CPU cores and made each wait for the others' pairs (smaller
+requests still share passes); more than PAIRANK_RERANK_MAX_QUEUED_PAIRS waiting pairs answer 429 with
+Retry-After. At most `keep` versions stay loaded (least recently used dropped; its worker closed a
+while later).
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ def load_reranker(settings: Settings, spec: ModelSpec) -> Reranker:
         threads=settings.encoder_threads,
     )
     batching = BatchingConfig(
-        max_batch_texts=settings.encode_batch_size,
+        max_batch_texts=settings.rerank_batch_pairs,
         max_batch_tokens=settings.max_batch_tokens,
         wait_ms=settings.batch_wait_ms,
         max_queued_texts=settings.rerank_max_queued_pairs,

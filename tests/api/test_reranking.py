@@ -145,7 +145,7 @@ def test_the_registry_knows_kinds_and_never_activates_a_cross_encoder(admin: tup
 def test_a_full_reranker_queue_answers_429_with_retry_after(
     make_client: ClientFactory, tiny_reranker_dir: Path
 ) -> None:
-    client = make_client(admin_api_key="s3cret", rerank_max_queued_pairs=1, encode_batch_size=16)
+    client = make_client(admin_api_key="s3cret", rerank_max_queued_pairs=1, rerank_batch_pairs=16)
     add_claims(client)
     version = register(client, tiny_reranker_dir)
     stage = {"model": version, "k": 5}

@@ -164,7 +164,7 @@ def test_a_cross_encoder_is_never_activated_and_not_deleted_while_a_corpus_uses_
 def test_a_full_queue_refuses_with_retry_after_naming_the_setting(
     make_runtime: RuntimeFactory, tiny_reranker_dir: Path
 ) -> None:
-    runtime = serving(make_runtime, tiny_reranker_dir, rerank_max_queued_pairs=1, encode_batch_size=16)
+    runtime = serving(make_runtime, tiny_reranker_dir, rerank_max_queued_pairs=1, rerank_batch_pairs=16)
     reranker = runtime.serving.rerankers.get(runtime.reranker_version)  # type: ignore[attr-defined]
     # A long re-ranking holds the queue (accepted: the queue was empty): its chunks of 16 pairs wait
     # while the first passes run, and the next call, over the limit of 1 waiting pair, is refused.
