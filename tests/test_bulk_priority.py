@@ -21,7 +21,7 @@ QUERIES = [f"is it true that the {w} was faked" for w in ("moon landing", "tower
 def test_queries_are_answered_while_an_import_and_checkpoints_run(
     start_server: ServerFactory, tmp_path: Path
 ) -> None:
-    server = start_server(checkpoint_seconds="1", checkpoint_changes="500")
+    server = start_server(checkpoint_seconds="1", checkpoint_changes="500", log_file=tmp_path / "server.log")
     http = server.http
     assert http.post("/v1/corpora", json={"name": "claims", "kind": "claim"}).status_code == 201
     seed = [{"id": f"c{i}", "text": f"claim {i}: {QUERIES[i % 4]}"} for i in range(200)]
@@ -53,7 +53,8 @@ def test_queries_are_answered_while_an_import_and_checkpoints_run(
     calls = load.stop()
     assert job["status"] == "succeeded" and job["progress"]["inserted"] == 3000, job
     during = summary([c for c in calls if began <= c.at < ended])
-    assert summary(calls)["errors"] == 0 and summary(calls)["429"] == 0
+    failed = [c for c in calls if not 200 <= c.status < 300]
+    assert not failed, failed[:10]
     assert during["ok"] >= 20  # queries were served all along, not only before and after
     index = http.get("/v1/corpora/claims/index").json()
     assert index["size"] == 3200 and index["last_checkpoint"] is not None

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -66,3 +68,14 @@ def admin(server: Server) -> Iterator[Client]:
     """A client with the admin key on the shared server."""
     with Client(url_of(server), api_key=ADMIN_KEY) as client:
         yield client
+
+
+T = TypeVar("T")
+
+
+def in_own_thread(run: Callable[[], T]) -> T:
+    """`run()` in a thread of its own, which has no event loop: a test file run earlier in the same
+    process (the console's Playwright sync API) can leave this thread marked as running one, and then
+    `asyncio.run` refuses to start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pairank.client import AsyncClient, AsyncJob, ConflictError, InvalidRequestError, NotFoundError
-from tests.client.conftest import ADMIN_KEY, url_of
+from tests.client.conftest import ADMIN_KEY, in_own_thread, url_of
 from tests.process_helpers import Server
 
 CORPUS = "async-claims"
@@ -53,4 +53,4 @@ async def scenario(url: str, upload: Path) -> None:
 def test_the_async_client_awaits_every_kind_of_operation(server: Server, tmp_path: Path) -> None:
     upload = tmp_path / "one.jsonl"
     upload.write_text('{"id": "imported", "text": "an imported question?"}\n')
-    asyncio.run(scenario(url_of(server), upload))
+    in_own_thread(lambda: asyncio.run(scenario(url_of(server), upload)))

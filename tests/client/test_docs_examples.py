@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.client.conftest import url_of
+from tests.client.conftest import in_own_thread, url_of
 from tests.process_helpers import Server
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "python-client.md"
@@ -47,7 +48,7 @@ def test_every_python_example_of_the_guide_runs(
         code = compile(
             block.replace(DOCUMENTED_URL, url_of(server)), f"{GUIDE.name}, example {number}", "exec"
         )
-        exec(code, namespace)  # the guide's own examples, run as a reader would
+        in_own_thread(partial(exec, code, namespace))  # the guide's own examples, as a reader runs them
     printed = capsys.readouterr().out
     assert "404 id document 'no-such-claim' does not exist" in printed
     assert "413 documents[0].text 10000" in printed and "None query" in printed

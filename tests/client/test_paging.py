@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from pairank.client import AsyncClient, Client
-from tests.client.conftest import ADMIN_KEY, Serve, url_of
+from tests.client.conftest import ADMIN_KEY, Serve, in_own_thread, url_of
 from tests.conftest import POSTGRES_SKIP_REASON
 from tests.postgres_helpers import postgres_schema
 from tests.process_helpers import Server
@@ -66,6 +66,6 @@ def test_upsert_with_a_progress_bar_and_page_through_every_document(
         async with AsyncClient(url, api_key=ADMIN_KEY) as aclient:
             return len([d async for d in aclient.iter_documents(CORPUS, page_size=700)])
 
-    assert asyncio.run(count()) == COUNT  # one deleted, one added
+    assert in_own_thread(lambda: asyncio.run(count())) == COUNT  # one deleted, one added
     with Client(url, api_key=ADMIN_KEY) as client:
         client.delete_corpus(CORPUS)
