@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from app.config import Settings
 from app.core.errors import OverloadedError
 from app.observability.timing import record_encoding
 from encoders.batcher import BatchingConfig, BatchObserver, EncoderOverloaded, MicroBatcher, Priority
@@ -22,6 +23,19 @@ from pairank.models import ModelSpec
 
 log = logging.getLogger(__name__)
 _PROGRESS_EVERY = 2048
+
+
+def encoder_options(settings: Settings, max_seq_length: int | None = None) -> EncoderOptions:
+    """How this service runs a model (bi-encoder or cross-encoder): backend, precision, export cache,
+    device and threads from the settings; `max_seq_length` a token limit other than the model's."""
+    return EncoderOptions(
+        backend=settings.encoder_backend,
+        precision=settings.encoder_precision,
+        cache_root=settings.export_dir,
+        device=settings.device,
+        max_seq_length=max_seq_length,
+        threads=settings.encoder_threads,
+    )
 
 
 class Encoder:

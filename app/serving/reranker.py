@@ -22,12 +22,13 @@ import numpy as np
 from app.config import Settings
 from app.core.errors import RetryLaterError
 from app.observability.timing import record
+from app.serving.encoder import encoder_options
 from app.serving.other_models import OtherModels
 from app.serving.registry import ModelRegistry
 from encoders.batcher import BatchingConfig, EncoderOverloaded, MicroBatcher
 from encoders.cross_backend import activate
 from encoders.cross_export import CrossEncoderLoader
-from encoders.loader import EncoderOptions, LoadedEncoder
+from encoders.loader import LoadedEncoder
 from pairank.models import CROSS_ENCODER, ModelSpec
 
 log = logging.getLogger(__name__)
@@ -82,13 +83,7 @@ def _timings(queued: float, scoring: float) -> None:
 
 def load_reranker(settings: Settings, spec: ModelSpec) -> Reranker:
     """Load a cross-encoder with the service's backend, precision, device and batching settings."""
-    options = EncoderOptions(
-        backend=settings.encoder_backend,
-        precision=settings.encoder_precision,
-        cache_root=settings.export_dir,
-        device=settings.device,
-        threads=settings.encoder_threads,
-    )
+    options = encoder_options(settings)  # pairs keep the cross-encoder's own token limit
     batching = BatchingConfig(
         max_batch_texts=settings.rerank_batch_pairs,
         max_batch_tokens=settings.max_batch_tokens,

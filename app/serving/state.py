@@ -16,7 +16,7 @@ from app.db.changes import SettingsChanges
 from app.db.engine import transaction
 from app.observability.metrics import ENCODER_METRICS
 from app.serving.checkpoints import CheckpointHealth
-from app.serving.encoder import Encoder
+from app.serving.encoder import Encoder, encoder_options
 from app.serving.other_models import OtherModels
 from app.serving.registry import ModelRegistry
 from app.serving.reranker import Rerankers
@@ -24,7 +24,6 @@ from app.stores.artifacts.factory import open_artifact_store
 from app.stores.factory import open_store
 from app.stores.port import VectorStore
 from encoders.batcher import BatchingConfig
-from encoders.loader import EncoderOptions
 from pairank.locks import SharedExclusiveLock
 from pairank.models import ModelSpec
 
@@ -103,14 +102,7 @@ class Serving:
         """Load a model with the service's backend, device and batching settings."""
         settings = self.settings
         log.info("loading model %s from %s", spec.version, spec.path)
-        options = EncoderOptions(
-            backend=settings.encoder_backend,
-            precision=settings.encoder_precision,
-            cache_root=settings.export_dir,
-            device=settings.device,
-            max_seq_length=settings.max_seq_length,
-            threads=settings.encoder_threads,
-        )
+        options = encoder_options(settings, settings.max_seq_length)
         batching = BatchingConfig(
             max_batch_texts=settings.encode_batch_size,
             max_batch_tokens=settings.max_batch_tokens,
