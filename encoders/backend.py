@@ -70,17 +70,23 @@ class FastTokenizer:
         return [np.asarray(e.ids, dtype=np.int64) for e in encodings]
 
 
-def pad_batch(
-    token_ids: Sequence[np.ndarray], pad_id: int, names: Sequence[str], multiple: int = 1
-) -> dict[str, np.ndarray]:
-    """Right-pad token id arrays to the longest one (rounded up to `multiple`); the model's named int64
-    inputs. Padded positions are masked out, so the rounding changes no embedding."""
+def padded(token_ids: Sequence[np.ndarray], pad_id: int, multiple: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, attention mask): int64 arrays right-padded to the longest row, rounded up to `multiple`
+    (padded positions are masked out, so the rounding changes no output)."""
     longest = -(-max(len(ids) for ids in token_ids) // multiple) * multiple
     input_ids = np.full((len(token_ids), longest), pad_id, dtype=np.int64)
     mask = np.zeros((len(token_ids), longest), dtype=np.int64)
     for row, ids in enumerate(token_ids):
         input_ids[row, : len(ids)] = ids
         mask[row, : len(ids)] = 1
+    return input_ids, mask
+
+
+def pad_batch(
+    token_ids: Sequence[np.ndarray], pad_id: int, names: Sequence[str], multiple: int = 1
+) -> dict[str, np.ndarray]:
+    """Right-pad token id arrays (see `padded`); the model's named int64 inputs."""
+    input_ids, mask = padded(token_ids, pad_id, multiple)
     inputs = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
     return {name: inputs[name] for name in names}
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from encoders.backend import MODEL_INPUTS, TokenizerSettings, read_tokenizer_settings
+from encoders.backend import MODEL_INPUTS, TokenizerSettings, padded, read_tokenizer_settings
 from encoders.exported import OpenVinoBackend, Runner, inference_threads, open_onnx, open_openvino
 
 Pair = tuple[str, str]
@@ -52,12 +52,7 @@ def pair_inputs(
 ) -> dict[str, np.ndarray]:
     """Right-pad packed pair arrays to the longest (rounded up to `multiple`: masked, so no score
     changes); the model's named int64 inputs."""
-    longest = -(-max(len(ids) for ids in token_ids) // multiple) * multiple
-    packed = np.full((len(token_ids), longest), pad_id, dtype=np.int64)
-    mask = np.zeros((len(token_ids), longest), dtype=np.int64)
-    for row, ids in enumerate(token_ids):
-        packed[row, : len(ids)] = ids
-        mask[row, : len(ids)] = 1
+    packed, mask = padded(token_ids, pad_id, multiple)
     inputs = {
         "input_ids": packed & _ID_MASK,
         "attention_mask": mask,
