@@ -24,13 +24,11 @@ def migrate(argv: list[str]) -> int:
     ).parse_args(argv)
     configure_logging(get_settings().log_format)
     from app.control.recovery import recover_interrupted_work
-    from app.db.engine import make_engine, make_session_factory
-    from app.db.migrate import upgrade_to_head
+    from app.db.engine import make_session_factory
+    from app.db.migrate import migrated_engine
 
     settings = get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    upgrade_to_head(settings.resolved_database_url)
-    engine = make_engine(settings.resolved_database_url)
+    engine = migrated_engine(settings.resolved_database_url, settings.data_dir)
     try:
         sessions = make_session_factory(engine)
         recover_interrupted_work(sessions)

@@ -46,13 +46,11 @@ def main(argv: list[str]) -> int:
     if args.command == "generate":
         print(new_key_text())
         return 0
-    from app.db.engine import make_engine, make_session_factory
-    from app.db.migrate import upgrade_to_head
+    from app.db.engine import make_session_factory
+    from app.db.migrate import migrated_engine
 
     settings = get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    upgrade_to_head(settings.resolved_database_url)
-    engine = make_engine(settings.resolved_database_url)
+    engine = migrated_engine(settings.resolved_database_url, settings.data_dir)
     service = ApiKeyService(make_session_factory(engine))
     try:
         if args.command == "create":

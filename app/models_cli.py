@@ -42,14 +42,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     """Run one registry command against the configured database (migrated first); prints JSON."""
     args = _parser().parse_args(argv)
-    from app.db.engine import make_engine, make_session_factory
-    from app.db.migrate import upgrade_to_head
+    from app.db.engine import make_session_factory
+    from app.db.migrate import migrated_engine
     from app.usecases.model_admin import ModelAdminService
 
     settings = get_settings()
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    upgrade_to_head(settings.resolved_database_url)
-    engine = make_engine(settings.resolved_database_url)
+    engine = migrated_engine(settings.resolved_database_url, settings.data_dir)
     try:
         sessions = make_session_factory(engine)
         service = ModelAdminService(_Context(settings, sessions, Serving(settings, sessions)))

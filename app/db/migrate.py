@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 
 import migrations
+from app.db.engine import make_engine
 
 
 def alembic_config(database_url: str) -> Config:
@@ -37,3 +38,11 @@ def is_at_head(engine: Engine) -> bool:
     except DBAPIError:
         return False
     return set(current) == set(script.get_heads())
+
+
+def migrated_engine(database_url: str, data_dir: Path) -> Engine:
+    """An engine on the database, migrated to head first (the data dir, where SQLite lives, created):
+    what every command that opens the database on its own starts with."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    upgrade_to_head(database_url)
+    return make_engine(database_url)
