@@ -15,7 +15,7 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -52,11 +52,11 @@ def fill(disk: Path) -> Path:
     return filler
 
 
-def wait_for(predicate: object, seconds: float, what: str) -> None:
+def wait_for(predicate: Callable[[], bool], seconds: float, what: str) -> None:
     """Poll `predicate()` until true or fail naming `what`."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if predicate():  # type: ignore[operator]
+        if predicate():
             return
         time.sleep(0.25)
     raise AssertionError(f"timed out waiting for {what}")
