@@ -60,6 +60,11 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[rank]
 
 
+def latency_ms(values: Sequence[float]) -> dict[str, float]:
+    """p50, p95 and p99 of latencies in milliseconds (nearest rank), rounded to 0.1 ms."""
+    return {f"p{q}_ms": round(percentile(values, q / 100), 1) for q in (50, 95, 99)}
+
+
 def median(values: Sequence[float]) -> float:
     """The median, NaN for no values."""
     return statistics.median(values) if values else float("nan")

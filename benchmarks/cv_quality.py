@@ -70,6 +70,12 @@ DATASETS = {
     "cqa_b": Dataset("semeval_cqa_b", "rerank", RERANK_METRICS, ("MAP", "MRR"), False,
                      "cv_quality_cqa_b.json", "its question's 10 related questions"),
 }  # fmt: skip
+# Forward validation only (benchmarks/forward_quality.py): ANTIQUE has no grouped-CV table.
+FORWARD_DATASETS = {
+    **DATASETS,
+    "antique": Dataset("antique", "rerank", RERANK_METRICS, ("MRR", "HasPositive@1"), False,
+                       "", "its question's judged answers (about 12)"),
+}  # fmt: skip
 SETTINGS = {
     "dense": RankingSetting("dense"),
     "lexical": RankingSetting("lexical"),
@@ -142,10 +148,13 @@ def spread_table(
     }
 
 
-def dataset_arguments(doc: str | None, stem: str, seeds: int) -> argparse.ArgumentParser:
+def dataset_arguments(
+    doc: str | None, stem: str, seeds: int, forward: bool = False
+) -> argparse.ArgumentParser:
     """The arguments the quality benchmarks share: dataset, data folder, work folder, output, seeds."""
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default="pfcc")
+    choices = sorted(FORWARD_DATASETS if forward else DATASETS)
+    parser.add_argument("--dataset", choices=choices, default="pfcc")
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--work", type=Path, help=f"default: data/bench/{stem}")
     parser.add_argument("--output", type=Path, help=f"default: benchmarks/{stem}.json")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-NAMES = {"pfcc": "PFCC-S", "cqa_a": "CQA-A", "cqa_b": "CQA-B"}
+NAMES = {"pfcc": "PFCC-S", "cqa_a": "CQA-A", "cqa_b": "CQA-B", "antique": "ANTIQUE"}
 
 
 def markers(dataset: str) -> tuple[str, str]:

@@ -18,6 +18,9 @@ finished models.
 
     nice -n 10 .venv/bin/python benchmarks/forward_quality.py [--dataset pfcc|cqa_a|cqa_b] [--seeds 3]
         [--cuts 3] [--levers "a;b"] [--add] [--device auto|cpu|cuda] [--jobs 1]
+
+ANTIQUE (`--dataset antique`): its 300 train queries with answer texts, in file order (no time stamps:
+an order, not time), each ranked against its own judged answers; grades 3-4 relevant.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import command_line, machine  # noqa: E402
-from cv_quality import DATASETS, SETTINGS, Dataset, dataset_arguments, spread_table  # noqa: E402
+from cv_quality import FORWARD_DATASETS, SETTINGS, Dataset, dataset_arguments, spread_table  # noqa: E402
 from forward_rerank import reranked_scores, split_means  # noqa: E402
 
-from evaluation.datasets import load_beir  # noqa: E402
+from evaluation.datasets import LabeledPair, load_beir  # noqa: E402
 from evaluation.forward_splits import forward_splits, unseen_queries  # noqa: E402
 from evaluation.hybrid_eval import candidate_scores, fused_run  # noqa: E402
 from evaluation.judgements import judge_pairs, write_beir  # noqa: E402
@@ -44,6 +49,7 @@ from evaluation.runner import make_encoder  # noqa: E402
 from indexes.fusion import RankingSetting  # noqa: E402
 from training.config import apply_overrides, config_from_dict, load_raw_config  # noqa: E402
 from training.cross_validation import labelled_pairs  # noqa: E402
+from training.data import scale_labels  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = "../shared/data"
@@ -64,7 +70,7 @@ FORWARD_SETTINGS = {
     "hybrid a=0.3": RankingSetting("hybrid", 0.3),
     "hybrid a=0.5": RankingSetting("hybrid", 0.5),
 }
-DEFAULT_SETTING = {"pfcc": "hybrid a=0.2", "cqa_a": "dense", "cqa_b": "dense"}
+DEFAULT_SETTING = {"pfcc": "hybrid a=0.2", "cqa_a": "dense", "cqa_b": "dense", "antique": "dense"}
 
 
 def rebased(raw: Any, data: Path) -> Any:
@@ -81,6 +87,10 @@ def rebased(raw: Any, data: Path) -> Any:
 def write_cuts(raw: dict[str, Any], work: Path, cuts: int, min_train: float) -> list[dict[str, Any]]:
     """Each cut point's training pairs, validation block (BEIR) and unseen query ids, in `work/cutN`."""
     pairs, corpus = labelled_pairs(config_from_dict(raw))
+    label_range = raw["data"].get("label_range")
+    if label_range:  # ANTIQUE's grades 1-4: 3-4 relevant, as the loss, the judging and the re-ranker count
+        scaled = scale_labels(np.array([p.label for p in pairs], dtype=np.float64), label_range)
+        pairs = [LabeledPair(p.query, p.document, float(y)) for p, y in zip(pairs, scaled, strict=True)]
     everything = judge_pairs(pairs, corpus)
     text_of = everything.queries
     id_of = {text: qid for qid, text in text_of.items()}
@@ -128,8 +138,13 @@ def train_lever(raw: dict[str, Any], folder: Path, overrides: list[str], seed: i
     if (run / "manifest.json").exists():
         return run
     config = apply_overrides(raw, overrides)
-    config["data"] = {**config["data"], "train_pairs": str(folder.parents[1] / "train.jsonl"),
-                      "document_titles": None, "limit": None}  # fmt: skip
+    config["data"] = {
+        **config["data"],
+        "train_pairs": str(folder.parents[1] / "train.jsonl"),
+        "document_titles": None,
+        "limit": None,
+        "label_range": None,
+    }  # fmt: skip (scaled)
     config.update(seed=seed, seeds=1, keep="last", eval_before_training=False, dev={"kind": "none"})
     train(config_from_dict(config), output=run)
     return run
@@ -152,7 +167,7 @@ def wise_model(base: Path | str, tuned: Path, alpha: float, folder: Path) -> Pat
 
 def unit(job: dict[str, Any]) -> list[dict[str, Any]]:
     """One (cut, seed): every lever trained and scored (the zero-shot model when seed is None)."""
-    dataset, cut_dir, device = DATASETS[job["dataset"]], Path(job["cut_dir"]), job["device"]
+    dataset, cut_dir, device = FORWARD_DATASETS[job["dataset"]], Path(job["cut_dir"]), job["device"]
     rows = []
 
     def scored(model: str, path: str, cache: Path) -> None:
@@ -221,7 +236,7 @@ def machine_with_gpu() -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Train every lever at every cut point and seed, score them, write the dataset's forward JSON."""
-    parser = dataset_arguments(__doc__, "forward_quality_DATASET", seeds=3)
+    parser = dataset_arguments(__doc__, "forward_quality_DATASET", seeds=3, forward=True)
     parser.add_argument("--cuts", type=int, default=3)
     parser.add_argument("--min-train", type=float, default=0.4)
     parser.add_argument("--epochs", type=int, help="default: the config's")
@@ -232,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--add", action="store_true", help="keep --output's rows of models this run skips")
     args = parser.parse_args(argv)
-    dataset = DATASETS[args.dataset]
+    dataset = FORWARD_DATASETS[args.dataset]
     work = (args.work or REPO / "data" / "bench" / f"forward_{args.dataset}").resolve()
     output = args.output or REPO / "benchmarks" / f"forward_quality_{args.dataset}.json"
     device = None if args.device == "auto" else args.device

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from bench_common import percentile
+from bench_common import latency_ms
 
 REPO = Path(__file__).resolve().parents[1]
 ADMIN = {"X-API-Key": "bench-admin"}
@@ -147,9 +147,7 @@ def http_runs(args: argparse.Namespace, reranker: Path, documents: list[str], qu
             result["modes"][label] = {
                 "requests": len(latencies),
                 "errors": errors[label],
-                "p50_ms": round(percentile(latencies, 0.50), 1),
-                "p95_ms": round(percentile(latencies, 0.95), 1),
-                "p99_ms": round(percentile(latencies, 0.99), 1),
+                **latency_ms(latencies),
                 "requests_per_s": round(len(latencies) / spent[label], 2),
             }
     finally:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import command_line, machine, percentile  # noqa: E402
+from bench_common import command_line, latency_ms, machine  # noqa: E402
 from rerank_http import http_runs  # noqa: E402
 from rerank_report import PASSES, write_report  # noqa: E402
 
@@ -132,9 +132,7 @@ def summary(latencies: list[float], seconds: float) -> dict[str, Any]:
     """Percentiles (ms) and queries per second of a mode's blocks."""
     return {
         "queries": len(latencies),
-        "p50_ms": round(percentile(latencies, 0.50), 1),
-        "p95_ms": round(percentile(latencies, 0.95), 1),
-        "p99_ms": round(percentile(latencies, 0.99), 1),
+        **latency_ms(latencies),
         "queries_per_s": round(len(latencies) / seconds, 2),
     }
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_common import percentile
+from bench_common import latency_ms
 
 
 def _client(
@@ -74,9 +74,7 @@ def drive(
         "requests": len(calls),
         "ok": len(ok),
         "requests_per_s": round(len(ok) / elapsed, 1),
-        "p50_ms": round(percentile(ok, 0.50), 1),
-        "p95_ms": round(percentile(ok, 0.95), 1),
-        "p99_ms": round(percentile(ok, 0.99), 1),
+        **latency_ms(ok),
         "429": sum(1 for status, _ in calls if status == 429),
         "5xx": sum(1 for status, _ in calls if 500 <= status < 600),
         "timeouts": sum(1 for status, _ in calls if status == -1),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_common import percentile
+from bench_common import latency_ms, percentile
 
 # (operation name, method, path, JSON body or None) for one call.
 Request = tuple[str, str, str, Any]
@@ -116,9 +116,7 @@ def summary(calls: list[Call]) -> dict[str, Any]:
     return {
         "calls": len(calls),
         "ok": len(ok),
-        "p50_ms": round(percentile(ok, 0.50), 1),
-        "p95_ms": round(percentile(ok, 0.95), 1),
-        "p99_ms": round(percentile(ok, 0.99), 1),
+        **latency_ms(ok),
         "max_ms": round(max(ok), 1) if ok else float("nan"),
         "429": sum(1 for c in calls if c.status == 429),
         "errors": sum(1 for c in calls if not answered(c) and c.status != 429),

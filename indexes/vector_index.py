@@ -22,7 +22,7 @@ import faiss
 import numpy as np
 
 from indexes.ann import ann_search
-from indexes.combiner import SearchCombiner
+from indexes.combiner import Hits, SearchCombiner
 from indexes.spec import IndexSpec
 from pairank.locks import SharedExclusiveLock
 
@@ -113,8 +113,14 @@ class VectorIndex:
         # Weakly: a bound method would make index <-> combiner a cycle, and an index replaced by a
         # checkpoint would keep its generation's files mapped (4 descriptors and its pages, per
         # checkpoint) until the cyclic collector happened to run: found by the soak benchmark.
+        # So the combiner is reached only through `search_one`, whose frame holds the index while a
+        # search runs: a checkpoint that swaps the index mid-search then cannot free it under the search.
         search = weakref.WeakMethod(self.search)
-        self.combined = SearchCombiner(lambda vectors, k: search()(vectors, k))  # type: ignore[misc]
+        self._combined = SearchCombiner(lambda vectors, k: search()(vectors, k))  # type: ignore[misc]
+
+    def search_one(self, vector: np.ndarray, k: int) -> Hits:
+        """Top k for one query; concurrent single queries share one matrix product (SearchCombiner)."""
+        return self._combined.search(vector, k)
 
     def __len__(self) -> int:
         with self._lock.shared():

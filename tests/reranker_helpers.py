@@ -1,16 +1,15 @@
 """A tiny cross-encoder re-ranker, trained offline in seconds, the same in every test session.
 
-Its base is a small BERT with the bundled MiniLM's tokenizer (not a tokenizer trained on the fly, like
-the tiny bi-encoder's: the WordPiece trainer breaks frequency ties differently in every process, so a
-model trained on top of it would differ from one session to the next, and with it whether its int8
-export passes the quality gate).
+Its base is a small BERT with the bundled MiniLM's tokenizer, a fixed subword vocabulary, so the
+model trained on top of it, and with it whether its int8 export passes the quality gate, is the same
+from one session to the next.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.tiny_model import TINY_CORPUS
+from tests.tiny_model import TINY_CORPUS, save_bert_bi_encoder
 
 TEMPLATES = ("is it true that {}?", "did {} really happen", "{} fact check")
 
@@ -22,34 +21,13 @@ def tiny_reranker_pairs() -> list[tuple[str, str]]:
 
 def build_reranker_base(output: Path, hidden_size: int = 64, num_layers: int = 2, seed: int = 0) -> Path:
     """A small random BERT bi-encoder (mean pooling) with the bundled model's tokenizer."""
-    import shutil
-
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from transformers import AutoTokenizer
 
     from pairank.models import bundled_model_path
 
     tokenizer = AutoTokenizer.from_pretrained(str(bundled_model_path()), local_files_only=True)
     tokenizer.model_max_length = 128
-    torch.manual_seed(seed)
-    config = BertConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=hidden_size,
-        num_hidden_layers=num_layers,
-        num_attention_heads=2,
-        intermediate_size=hidden_size * 2,
-        max_position_embeddings=130,
-    )
-    hf_dir = output / "_hf"
-    BertModel(config).save_pretrained(hf_dir)
-    tokenizer.save_pretrained(hf_dir)
-    transformer = Transformer(str(hf_dir), max_seq_length=128)
-    pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
-    SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(output))
-    shutil.rmtree(hf_dir)
-    return output
+    return save_bert_bi_encoder(output, tokenizer, hidden_size, num_layers, seed)
 
 
 def build_tiny_reranker(output: Path) -> Path:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 TINY_CORPUS = [
     "The moon landing was staged in a film studio.",
@@ -31,12 +32,9 @@ def build_tiny_model(
     seed: int = 0,
 ) -> Path:
     """Create and save a small BERT bi-encoder with mean pooling; returns the saved folder."""
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
     from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, trainers
     from tokenizers.models import WordPiece
-    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -65,23 +63,33 @@ def build_tiny_model(
         pair="[CLS] $A [SEP] $B [SEP]",
         special_tokens=[("[CLS]", fast.cls_token_id), ("[SEP]", fast.sep_token_id)],
     )
+    return save_bert_bi_encoder(output_dir, fast, hidden_size, num_layers, seed)
+
+
+def save_bert_bi_encoder(output: Path, tokenizer: Any, hidden_size: int, num_layers: int, seed: int) -> Path:
+    """Save a randomly initialised small BERT (seeded) with this tokenizer, mean pooled, as a
+    sentence-transformers folder; returns it."""
+    import shutil
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    from transformers import BertConfig, BertModel
+
     torch.manual_seed(seed)
     config = BertConfig(
-        vocab_size=len(fast),
+        vocab_size=len(tokenizer),
         hidden_size=hidden_size,
         num_hidden_layers=num_layers,
         num_attention_heads=2,
         intermediate_size=hidden_size * 2,
         max_position_embeddings=130,
     )
-    hf_dir = output_dir / "_hf"
+    hf_dir = output / "_hf"
     BertModel(config).save_pretrained(hf_dir)
-    fast.save_pretrained(hf_dir)
+    tokenizer.save_pretrained(hf_dir)
     transformer = Transformer(str(hf_dir), max_seq_length=128)
     pooling = Pooling(transformer.get_embedding_dimension(), pooling_mode="mean")
-    model = SentenceTransformer(modules=[transformer, pooling], device="cpu")
-    model.save(str(output_dir))
-    import shutil
-
+    SentenceTransformer(modules=[transformer, pooling], device="cpu").save(str(output))
     shutil.rmtree(hf_dir)
-    return output_dir
+    return output

@@ -26,6 +26,7 @@ import torch
 import yaml
 from tqdm.auto import tqdm
 
+from evaluation.judgements import relevance_grade
 from pairank.models import CROSS_ENCODER, ModelSpec, file_sha256, folder_weights_sha256
 from training.config import ConfigError, HardNegativesConfig
 from training.data import PairSet
@@ -65,17 +66,19 @@ class Group:
 
 
 def build_groups(pairs: PairSet, mined: Sequence[Sequence[str]], count: int, seed: int) -> list[Group]:
-    """One group per positive pair: its query's judged negatives (sampled), topped up with mined ones."""
+    """One group per positive pair: its query's judged negatives (sampled), topped up with mined ones.
+    Labels are the scaled ones (in [0, 1]); a pair is positive by the one relevance rule (>= 0.5), so
+    ANTIQUE's grades 1-2 are negatives, as the BSC loss and the evaluation count them."""
     rng = random.Random(seed)
     judged_negative: dict[str, list[str]] = {}
     for query, document, label in zip(pairs.firsts, pairs.seconds, pairs.labels, strict=True):
-        if label <= 0:
+        if not relevance_grade(float(label)):
             judged_negative.setdefault(query, []).append(document)
     groups = []
     for index, (query, document, label) in enumerate(
         zip(pairs.firsts, pairs.seconds, pairs.labels, strict=True)
     ):
-        if label <= 0:
+        if not relevance_grade(float(label)):
             continue
         own = judged_negative.get(query, [])
         chosen = rng.sample(own, min(count, len(own)))
@@ -248,7 +251,8 @@ def train_reranker_run(
     output = args.output or default_run_dir(f"{config.name}-reranker", utc_timestamp())
     device = pick_device(None if config.device == "auto" else config.device)
     pairs = PairSet.from_pairs(
-        [LabeledPair(p.query, p.document, p.label) for p in load_pairs(config.data.train_pairs)]
+        [LabeledPair(p.query, p.document, p.label) for p in load_pairs(config.data.train_pairs)],
+        config.data.label_range,
     )
     base = resolve_model(config.base_model)
     encode = model_encoder(load_sentence_transformer(base, device=device))

@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 from app.schemas.common import NonBlankText
 from app.schemas.evaluations import MetricName
-from app.schemas.ranking import RankingOptions, RankingUsed, RankResponse
+from app.schemas.ranking import RankingOptions, RankingUsed, RankResponse, RerankOptions
 from app.schemas.requests import RequestModel
 
 CompareDepth = Field(
@@ -23,6 +23,11 @@ class CompareSide(RankingOptions):
         max_length=300,
         description="A registered model version (GET /admin/models; needs an admin key). Default: the "
         "serving model. Another version re-scores the serving indexes' candidates with its own vectors.",
+    )
+    rerank: RerankOptions | None = Field(
+        None,
+        description="The side's re-ranking stage, as `rank` takes it: default the corpus's stage, if any; "
+        '`{"enabled": false}` compares without it.',
     )
 
 

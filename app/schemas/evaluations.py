@@ -9,6 +9,7 @@ from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field,
 from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import CorpusName, Description, DocumentId, NonBlankText, limited
+from app.schemas.ranking import RerankOptions, RerankUsed
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
 from evaluation.metric_names import METRIC_FAMILIES, parse_metric
 from indexes.fusion_defaults import DEFAULT_ALPHA
@@ -81,6 +82,12 @@ class EvaluationCreate(RequestModel):
     fusion: Literal["linear", "rrf"] = Field(
         "linear", description="hybrid: linear mix or reciprocal-rank fusion."
     )
+    rerank: RerankOptions | None = Field(
+        None,
+        description="A re-ranking stage over each query's top k, as `rank` takes it. Default: a corpus's own "
+        'stage, if it has one (`{"enabled": false}` evaluates without it); inline documents: none unless '
+        "a model is named (an admin key).",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -106,6 +113,7 @@ class EvaluationOut(BaseModel):
     model: str | None = Field(validation_alias=AliasChoices("model_version", "model"))
     metrics: dict[str, float] | None
     per_query: dict[str, dict[str, float]] | None
+    rerank: RerankUsed | None = Field(None, description="The re-ranking stage the evaluation ran, if any.")
     error: str | None
     query_count: int
     created_at: datetime

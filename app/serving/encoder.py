@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +36,24 @@ def encoder_options(settings: Settings, max_seq_length: int | None = None) -> En
         device=settings.device,
         max_seq_length=max_seq_length,
         threads=settings.encoder_threads,
+    )
+
+
+def batching_config(settings: Settings, reranker: bool = False) -> BatchingConfig:
+    """The micro-batcher's settings: the encoder's, or a re-ranker's (its passes and queue count pairs)."""
+    config = BatchingConfig(
+        max_batch_texts=settings.encode_batch_size,
+        max_batch_tokens=settings.max_batch_tokens,
+        wait_ms=settings.batch_wait_ms,
+        max_queued_texts=settings.max_queued_texts,
+        enabled=settings.micro_batching,
+        bulk_batch_texts=settings.bulk_batch_texts,
+        bulk_max_wait_ms=settings.bulk_max_wait_ms,
+    )
+    if not reranker:
+        return config
+    return replace(
+        config, max_batch_texts=settings.rerank_batch_pairs, max_queued_texts=settings.rerank_max_queued_pairs
     )
 
 

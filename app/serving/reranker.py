@@ -22,7 +22,7 @@ import numpy as np
 from app.config import Settings
 from app.core.errors import RetryLaterError
 from app.observability.timing import record
-from app.serving.encoder import encoder_options
+from app.serving.encoder import batching_config, encoder_options
 from app.serving.other_models import OtherModels
 from app.serving.registry import ModelRegistry
 from encoders.batcher import BatchingConfig, EncoderOverloaded, MicroBatcher
@@ -84,13 +84,7 @@ def _timings(queued: float, scoring: float) -> None:
 def load_reranker(settings: Settings, spec: ModelSpec) -> Reranker:
     """Load a cross-encoder with the service's backend, precision, device and batching settings."""
     options = encoder_options(settings)  # pairs keep the cross-encoder's own token limit
-    batching = BatchingConfig(
-        max_batch_texts=settings.rerank_batch_pairs,
-        max_batch_tokens=settings.max_batch_tokens,
-        wait_ms=settings.batch_wait_ms,
-        max_queued_texts=settings.rerank_max_queued_pairs,
-        enabled=settings.micro_batching,
-    )
+    batching = batching_config(settings, reranker=True)
     log.info("loading re-ranker %s from %s", spec.version, spec.path)
     reranker = Reranker(CrossEncoderLoader(spec, options).load(), spec, batching)
     log.info("re-ranker %s runs on %s", spec.version, reranker.loaded.variant.key)

@@ -16,14 +16,13 @@ from app.db.changes import SettingsChanges
 from app.db.engine import transaction
 from app.observability.metrics import ENCODER_METRICS
 from app.serving.checkpoints import CheckpointHealth
-from app.serving.encoder import Encoder, encoder_options
+from app.serving.encoder import Encoder, batching_config, encoder_options
 from app.serving.other_models import OtherModels
 from app.serving.registry import ModelRegistry
 from app.serving.reranker import Rerankers
 from app.stores.artifacts.factory import open_artifact_store
 from app.stores.factory import open_store
 from app.stores.port import VectorStore
-from encoders.batcher import BatchingConfig
 from pairank.locks import SharedExclusiveLock
 from pairank.models import ModelSpec
 
@@ -103,15 +102,7 @@ class Serving:
         settings = self.settings
         log.info("loading model %s from %s", spec.version, spec.path)
         options = encoder_options(settings, settings.max_seq_length)
-        batching = BatchingConfig(
-            max_batch_texts=settings.encode_batch_size,
-            max_batch_tokens=settings.max_batch_tokens,
-            wait_ms=settings.batch_wait_ms,
-            max_queued_texts=settings.max_queued_texts,
-            enabled=settings.micro_batching,
-            bulk_batch_texts=settings.bulk_batch_texts,
-            bulk_max_wait_ms=settings.bulk_max_wait_ms,
-        )
+        batching = batching_config(settings)
         encoder = Encoder.load(spec, options, batching=batching, observer=ENCODER_METRICS)
         log.info("model %s runs on %s %s", spec.version, encoder.backend, encoder.precision)
         return encoder

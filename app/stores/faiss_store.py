@@ -65,7 +65,7 @@ class CorpusIndex:
 
     def search_one(self, vector: np.ndarray, k: int) -> Hits:
         """Top k for one query; concurrent single queries share one matrix product."""
-        return self.index.combined.search(vector, k)
+        return self.index.search_one(vector, k)
 
     def size(self) -> int:
         """Number of searchable vectors."""

@@ -2,7 +2,8 @@
 
 A side is a model (the serving one unless a registered version is named) and a ranking setting (the
 request's, else the corpus's calibration for that model, else its default), exactly as `rank` resolves
-them. Both sides rank the same candidate pool (app/search/compare.py). The judged queries are the
+them, and a re-ranking stage (the side's, else the corpus's) re-orders each side's top as `rank` does.
+Both sides rank the same candidate pool (app/search/compare.py). The judged queries are the
 corpus's stored pairs of stored documents, judged by the one rule (evaluation/judgements.py); a query
 counts when it has a relevant document; unjudged documents are not relevant, as in trec_eval.
 """
@@ -21,12 +22,13 @@ from app.db.corpus_lookup import require_corpus
 from app.db.repository import DocumentRepository, found_documents
 from app.search.compare import Pool, gather_pools, rank_pool
 from app.search.hybrid import CANDIDATES
-from app.search.ranking_setting import RankingRequest, RankingSetting, resolve_mode
+from app.search.ranked import Ranking, ranked_documents
+from app.search.ranking_setting import RankingRequest, RankingSetting, RerankSetting, resolve_mode
 from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
-from app.usecases.ranking import RankedItem, Ranking
+from app.usecases.reranking import rerank_stage, reranked
 from evaluation.judgements import relevance_grade
 from evaluation.metrics import evaluate_ranking, parse_metric
 from pairank.models import BI_ENCODER
@@ -50,6 +52,7 @@ class SideMetrics:
     ranking: RankingSetting
     means: dict[str, float]
     per_query: list[dict[str, float]]
+    rerank: RerankSetting | None = None  # the re-ranking stage the side ran, if any
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,14 @@ class CompareService:
         settings = opened.settings
         return resolve_mode(side.ranking, settings.ranking_calibration, version, settings.default_ranking)
 
-    def _texts(self, opened: CorpusVectors, pools: Sequence[Pool], metadata: bool) -> dict[int, Any]:
+    def _stage(self, opened: CorpusVectors, side: Side, field: str) -> RerankSetting | None:
+        """The side's re-ranking stage, resolved as `rank` resolves it (the corpus's unless the side says)."""
+        requested = side.ranking.rerank if side.ranking is not None else None
+        return rerank_stage(self.service, requested, opened.settings.default_ranking, f"{field}.rerank.model")
+
+    def _texts(
+        self, opened: CorpusVectors, pools: Sequence[Pool], metadata: bool
+    ) -> dict[int, tuple[str, str, dict[str, Any] | None]]:
         with self.service.sessions() as session:
             return found_documents(session, opened.corpus_id, [d for p in pools for d in p.ids], metadata)
 
@@ -145,21 +155,12 @@ class CompareService:
         rankings = []
         for side, field in ((left, "left"), (right, "right")):
             version, (pool,) = self._side_pools(state, side, f"{field}.model", [query], pools, texts)
-            how = self._setting(opened, side, version)
-            hits = [h for h in rank_pool(pool, how, min(k, CANDIDATES)) if h.doc_id in texts]
-            items = [
-                RankedItem(
-                    texts[h.doc_id][0],
-                    texts[h.doc_id][1],
-                    h.score,
-                    rank,
-                    texts[h.doc_id][2],
-                    h.dense,
-                    h.lexical,
-                )  # fmt: skip
-                for rank, h in enumerate(hits, start=1)
-            ]
-            rankings.append(Ranking(items, version, how))
+            how, second = self._setting(opened, side, version), self._stage(opened, side, field)
+            shown = min(k, CANDIDATES)
+            items = ranked_documents(rank_pool(pool, how, max(shown, second.k) if second else shown), texts)
+            if second is not None:
+                items = reranked(self.service, query, items, second, shown, f"{field}.rerank.model")
+            rankings.append(Ranking(items[:shown], version, how, second))
         return rankings[0], rankings[1]
 
     def compare_metrics(
@@ -193,14 +194,16 @@ class CompareService:
         sides = []
         for side, field in ((left, "left"), (right, "right")):
             version, side_pools = self._side_pools(state, side, f"{field}.model", queries, pools, texts)
-            how = self._setting(opened, side, version)
-            run = {}
+            how, second = self._setting(opened, side, version), self._stage(opened, side, field)
+            stage_field, run = f"{field}.rerank.model", {}
             for i, pool in enumerate(side_pools):
-                hits = [h for h in rank_pool(pool, how, CANDIDATES) if h.doc_id in texts]
+                items = ranked_documents(rank_pool(pool, how, CANDIDATES), texts)
+                if second is not None:  # re-ranked as a rank call would re-rank the query
+                    items = reranked(self.service, queries[i], items, second, CANDIDATES, stage_field)
                 # Rank-derived scores: trec_eval's order (score, then id) is then exactly this order.
-                run[str(i)] = {texts[h.doc_id][0]: float(len(hits) - r) for r, h in enumerate(hits)}
+                run[str(i)] = {str(item.id): float(len(items) - r) for r, item in enumerate(items)}
             report = evaluate_ranking(qrels, run, metrics=names)
             per_query = [report.per_query[str(i)] for i in range(len(queries))]
-            sides.append(SideMetrics(version, how, report.means, per_query))
+            sides.append(SideMetrics(version, how, report.means, per_query, second))
         relevant = [sum(1 for g in judged[q].values() if g > 0) for q in queries]
         return MetricsComparison(names, queries, relevant, len(judged), sides[0], sides[1])

@@ -1,9 +1,9 @@
-"""What an evaluation job computes: rank the labelled queries with the serving model, score them like
-trec_eval."""
+"""What an evaluation job computes: rank the labelled queries with the serving model (and a re-ranking
+stage, when one applies), score them like trec_eval."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -12,10 +12,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.repository import CorpusRepository, DocumentRepository
 from app.search.candidates import live_candidates
+from app.search.ranked import RankedItem
+from app.search.ranking_setting import RerankRequest
 from app.serving.state import ServingState
 from evaluation.datasets import BeirDataset
 from evaluation.hybrid_eval import candidate_scores, fused_run
-from evaluation.metrics import DEFAULT_CUTOFFS, RankingReport, evaluate_ranking
+from evaluation.metrics import DEFAULT_CUTOFFS, RankingReport, evaluate_ranking, rank_documents
 from evaluation.model_eval import rank_beir
 from indexes.fusion import DEFAULT_ALPHA, RankingSetting
 
@@ -36,6 +38,7 @@ class EvaluationSpec:
     cutoffs: list[int]
     top_k: int
     ranking: RankingSetting = RankingSetting("dense")
+    rerank: RerankRequest | None = None  # None: a corpus's own stage, if any
 
     @classmethod
     def from_request(cls, request: Mapping[str, Any]) -> EvaluationSpec:
@@ -44,6 +47,7 @@ class EvaluationSpec:
         for row in request["qrels"]:
             qrels.setdefault(row["query_id"], {})[row["document_id"]] = int(row["relevance"])
         documents = request.get("documents")
+        asked = request.get("rerank")
         return cls(
             queries={q["id"]: q["text"] for q in request["queries"]},
             qrels=qrels,
@@ -59,7 +63,21 @@ class EvaluationSpec:
                 float(request.get("alpha", DEFAULT_ALPHA)),
                 str(request.get("fusion", "linear")),
             ),
+            rerank=RerankRequest(
+                bool(asked.get("enabled", True)), asked.get("model"), asked.get("k"), asked.get("weight")
+            )
+            if asked is not None
+            else None,
         )
+
+
+@dataclass(frozen=True)
+class Reranking:
+    """An evaluation's re-ranking stage: how many of each query's best it reads, and the call that
+    re-orders them (app/usecases/reranking.py, as a rank call does)."""
+
+    depth: int
+    rerank: Callable[[str, list[RankedItem]], list[RankedItem]]
 
 
 def _corpus_run(state: ServingState, sessions: sessionmaker[Session], spec: EvaluationSpec) -> Run:
@@ -69,10 +87,7 @@ def _corpus_run(state: ServingState, sessions: sessionmaker[Session], spec: Eval
     query_ids = list(spec.qrels)
     vectors = state.encoder.encode_bulk([spec.queries[q] for q in query_ids], label="evaluation queries")
     with sessions() as session:
-        corpus = CorpusRepository(session).get(spec.corpus)
-        if corpus is None:
-            raise RuntimeError(f"corpus {spec.corpus!r} was deleted during the evaluation")
-        documents = DocumentRepository(session, corpus)
+        documents = _documents(session, spec.corpus)
         if spec.mode == "retrieval":
             hits = opened.search(vectors, spec.top_k)
             external = documents.by_ids([d for row in hits for d, _ in row])
@@ -90,10 +105,45 @@ def _corpus_run(state: ServingState, sessions: sessionmaker[Session], spec: Eval
     return run
 
 
+def _documents(session: Session, corpus_name: str) -> DocumentRepository:
+    """The documents of the evaluated corpus (a RuntimeError if it was deleted meanwhile)."""
+    corpus = CorpusRepository(session).get(corpus_name)
+    if corpus is None:
+        raise RuntimeError(f"corpus {corpus_name!r} was deleted during the evaluation")
+    return DocumentRepository(session, corpus)
+
+
+def _texts(sessions: sessionmaker[Session], spec: EvaluationSpec, ids: Sequence[str]) -> Mapping[str, str]:
+    """The texts of documents a run names: the inline ones, or the corpus's (read once)."""
+    if spec.documents is not None:
+        return spec.documents
+    assert spec.corpus is not None
+    with sessions() as session:
+        return _documents(session, spec.corpus).texts(list(dict.fromkeys(ids)))
+
+
+def reranked_run(run: Run, spec: EvaluationSpec, sessions: sessionmaker[Session], stage: Reranking) -> Run:
+    """Each query's results with their best `stage.depth` re-ordered (only those texts are read);
+    rank-derived scores, so trec_eval reads exactly this order."""
+    orders = {query_id: rank_documents(scores) for query_id, scores in run.items()}
+    texts = _texts(sessions, spec, [d for order in orders.values() for d in order[: stage.depth]])
+    reranked: Run = {}
+    for query_id, order in orders.items():
+        # Below the depth a text is never read: the first stage's order stands there.
+        items = [RankedItem(d, texts.get(d, ""), run[query_id][d], r) for r, d in enumerate(order, start=1)]
+        ranked = stage.rerank(spec.queries[query_id], items)
+        reranked[query_id] = {str(item.id): float(len(ranked) - r) for r, item in enumerate(ranked)}
+    return reranked
+
+
 def compute_report(
-    state: ServingState, sessions: sessionmaker[Session], spec: EvaluationSpec
+    state: ServingState,
+    sessions: sessionmaker[Session],
+    spec: EvaluationSpec,
+    stage: Reranking | None = None,
 ) -> RankingReport:
-    """Rank every judged query (against the corpus index or the inline documents) and score the run."""
+    """Rank every judged query (against the corpus index or the inline documents), re-rank the top of
+    each when a stage applies, and score the run."""
     if spec.ranking.mode != "dense":  # BM25 alone or fused, as `rank` would answer
         queries = {q: spec.queries[q] for q in spec.qrels}
         if spec.documents is not None:
@@ -109,6 +159,8 @@ def compute_report(
         run = rank_beir(state.encoder.encode_bulk, dataset, spec.mode, top_k=spec.top_k)
     else:
         run = _corpus_run(state, sessions, spec)
+    if stage is not None:
+        run = reranked_run(run, spec, sessions, stage)
     return evaluate_ranking(
         spec.qrels, run, relevance_level=spec.relevance_level, cutoffs=spec.cutoffs, metrics=spec.metrics
     )

@@ -18,8 +18,11 @@ from app.db.job_repository import JobRepository
 from app.db.models import Evaluation, utcnow
 from app.db.repository import DocumentRepository
 from app.schemas.evaluations import EvaluationCreate
+from app.search.ranked import RankedItem
+from app.search.ranking_setting import RerankSetting
 from app.serving.context import ServiceContext
-from app.usecases.evaluation_report import EvaluationSpec, compute_report, unknown_qrels_documents
+from app.usecases.evaluation_report import EvaluationSpec, Reranking, compute_report, unknown_qrels_documents
+from app.usecases.reranking import rerank_stage, reranked, stage_record
 from evaluation.metrics import parse_metric
 
 log = logging.getLogger(__name__)
@@ -67,6 +70,7 @@ class EvaluationService:
         """Validate, record as queued and queue the job that runs it; returns the queued evaluation."""
         request = body.model_dump(mode="json")
         spec = self._validate(request)
+        evaluation_stage(self.service, spec)  # 404/409 now rather than a failed evaluation later
         self.service.serving.state()  # 503 now rather than a failed evaluation later
         evaluation_id = str(uuid.uuid4())
         with transaction(self.service.sessions) as session:
@@ -90,6 +94,16 @@ class EvaluationService:
             return EvaluationRepository(session).list_recent(limit)
 
 
+def evaluation_stage(service: ServiceContext, spec: EvaluationSpec) -> RerankSetting | None:
+    """The re-ranking stage an evaluation runs: the request's choices over its corpus's stage (404, 409
+    naming `rerank.model` as a rank call would)."""
+    corpus_ranking = None
+    if spec.corpus is not None:
+        with service.sessions() as session:
+            corpus_ranking = require_corpus(session, spec.corpus).default_ranking
+    return rerank_stage(service, spec.rerank, corpus_ranking)
+
+
 def run_evaluation(service: ServiceContext, context: JobContext) -> Outcome:
     """The `evaluate` job: rank the judged queries with the serving model and store the report."""
     evaluation_id = str(context.params["evaluation_id"])
@@ -102,7 +116,16 @@ def run_evaluation(service: ServiceContext, context: JobContext) -> Outcome:
         spec = EvaluationSpec.from_request(row.request)
     context.progress("ranking", queries=len(spec.qrels))
     state = service.serving.state()
-    report = compute_report(state, service.sessions, spec)
+    second = evaluation_stage(service, spec)
+    reranking = None
+    if second is not None:
+        stage = second  # bound for the closure: the stage this evaluation resolved
+
+        def rerank(query: str, items: list[RankedItem]) -> list[RankedItem]:
+            return reranked(service, query, items, stage, len(items))
+
+        reranking = Reranking(stage.k, rerank)
+    report = compute_report(state, service.sessions, spec, reranking)
     with transaction(service.sessions) as session:
         EvaluationRepository(session).finish(
             evaluation_id,
@@ -110,6 +133,7 @@ def run_evaluation(service: ServiceContext, context: JobContext) -> Outcome:
             model_version=state.model_version,
             metrics=report.means,
             per_query=report.per_query,
+            rerank=stage_record(second),
             duration_seconds=time.monotonic() - started,
         )
     return Outcome({"model_version": state.model_version})

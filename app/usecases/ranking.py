@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -15,55 +15,12 @@ from app.db.repository import DocumentRepository, found_documents
 from app.observability.timing import stage
 from app.search.filtered import filtered_search, matching_ids, top_k
 from app.search.hybrid import CANDIDATES, rerank, search_corpus
-from app.search.ranking_setting import RankingRequest, RankingSetting, RerankSetting, resolve_mode
+from app.search.ranked import DuplicateMatches, DuplicateReport, RankedItem, Ranking, ranked_documents
+from app.search.ranking_setting import RankingRequest, RankingSetting, resolve_mode
 from app.serving.context import ServiceContext
 from app.stores.port import CorpusVectors
 from app.usecases.reranking import rerank_stage, reranked
 from indexes.fusion import FusedHit
-
-
-@dataclass(frozen=True)
-class RankedItem:
-    """One ranked document: id (a corpus id, or a position for inline texts), text, cosine and rank."""
-
-    id: str | int
-    text: str
-    score: float
-    rank: int
-    metadata: dict[str, Any] | None = None
-    dense_score: float | None = None  # lexical and hybrid modes: the two components of `score`
-    lexical_score: float | None = None
-    rerank_score: float | None = None  # a re-ranked result (the top k): the cross-encoder's score
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """A ranked list and the model version that produced it."""
-
-    results: list[RankedItem]
-    model: str
-    ranking: RankingSetting | None = None  # corpus rankings: the mode used
-    rerank: RerankSetting | None = None  # and the re-ranking stage, when one ran
-
-
-@dataclass(frozen=True)
-class DuplicateMatches:
-    """The corpus documents at or above the threshold for one input text."""
-
-    text: str
-    id: str | None
-    duplicates: list[RankedItem]
-
-
-@dataclass(frozen=True)
-class DuplicateReport:
-    """Duplicates for every input text, with the threshold used."""
-
-    results: list[DuplicateMatches]
-    threshold: float
-    threshold_source: str
-    model: str
-    ranking: RankingSetting
 
 
 class _Hit(NamedTuple):
@@ -115,13 +72,7 @@ class RankingService:
     ) -> list[list[RankedItem]]:
         """Each input's hits as ranked documents, all read in one query."""
         found = self._found(opened, list({h.doc_id: None for hits in hit_lists for h in hits}), metadata)
-        return [
-            [
-                RankedItem(*found[h.doc_id][:2], h.score, rank, found[h.doc_id][2], h.dense, h.lexical)
-                for rank, h in enumerate((h for h in hits if h.doc_id in found), start=1)
-            ]
-            for hits in hit_lists
-        ]
+        return [ranked_documents(hits, found) for hits in hit_lists]
 
     def _resolve(self, opened: CorpusVectors, hits: Sequence[_Hit], metadata: bool) -> list[RankedItem]:
         return self._resolve_many(opened, [hits], metadata)[0]

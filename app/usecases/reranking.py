@@ -68,25 +68,33 @@ def checked_ranking(
 
 
 def rerank_stage(
-    service: ServiceContext, requested: RerankRequest | None, corpus_ranking: Mapping[str, Any] | None
+    service: ServiceContext,
+    requested: RerankRequest | None,
+    corpus_ranking: Mapping[str, Any] | None,
+    field: str = "rerank.model",
 ) -> RerankSetting | None:
     """The stage a rank call runs: the request's choices over the corpus's; a model the request names
-    is checked (404, 409), a request for one on a corpus without one is a 409."""
+    is checked (404, 409), a request for one on a corpus without one is a 409 (naming `field`)."""
     try:
         stage = resolve_rerank(requested, corpus_ranking)
     except ValueError as error:
         raise ConflictError(
-            "rerank.model: this corpus has no re-ranking stage; name a registered cross-encoder (admin key) "
+            f"{field}: this corpus has no re-ranking stage; name a registered cross-encoder (admin key) "
             "or set one on the corpus (PUT /v1/corpora/{name}/ranking)",
-            "rerank.model",
+            field,
         ) from error
     if stage is not None and requested is not None and requested.model is not None:
-        check_reranker(service, requested.model, "rerank.model")
+        check_reranker(service, requested.model, field)
     return stage
 
 
 def reranked(
-    service: ServiceContext, query: str, items: Sequence[Item], stage: RerankSetting, k: int
+    service: ServiceContext,
+    query: str,
+    items: Sequence[Item],
+    stage: RerankSetting,
+    k: int,
+    field: str = "rerank.model",
 ) -> list[Item]:
     """The first `k` of `items` (the first stage's order) with the top `stage.k` re-ordered by the
     cross-encoder; ranks renumbered."""
@@ -96,7 +104,7 @@ def reranked(
     try:
         reranker = service.serving.rerankers.get(stage.model)
     except (NotFoundError, ConflictError) as error:  # the corpus's stage names a model deleted or changed
-        raise type(error)(f"rerank.model: {error.message}", "rerank.model") from error
+        raise type(error)(f"{field}: {error.message}", field) from error
     scores = reranker.score(query, [item.text for item in head])
     order = scores
     if stage.weight < 1.0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -68,3 +69,14 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         return
     failed = len(terminalreporter.stats.get("failed", []))
     terminalreporter.write_line(f"fuzz: {fuzz.CASES['cases']} generated cases, {failed} failed operations")
+
+
+def wait_for(client: TestClient, evaluation_id: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """Poll until the evaluation has finished."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        body: dict[str, Any] = client.get(f"/v1/evaluations/{evaluation_id}", headers=headers).json()
+        if body["status"] in ("succeeded", "failed"):
+            return body
+        time.sleep(0.05)
+    raise AssertionError("evaluation did not finish")

@@ -11,7 +11,8 @@ from tests.api.conftest import ClientFactory
 
 TEST_IDS = (
     "api-key", "sign-in", "corpus", "query", "search", "result", "judge-relevant", "judge-not-relevant",
-    "compare", "compare-left", "compare-right", "retrain", "job-status", "error",
+    "compare", "compare-left", "compare-right", "retrain", "job-status", "error", "mode", "alpha", "rerank",
+    "compare-mode-left", "compare-mode-right", "compare-rerank-left", "compare-rerank-right", "rerank-score",
 )  # fmt: skip
 
 

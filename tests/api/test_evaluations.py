@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,21 +13,10 @@ from app.db.engine import transaction
 from app.db.evaluation_repository import EvaluationRepository
 from app.db.job_repository import JobRepository
 from app.serving.runtime import Runtime
-from tests.api.conftest import CLAIMS, ClientFactory, add_claims
+from tests.api.conftest import CLAIMS, ClientFactory, add_claims, wait_for
 
 QUERIES = [{"id": f"q{i}", "text": text} for i, (_, text) in enumerate(CLAIMS)]
 QRELS = [{"query_id": f"q{i}", "document_id": doc_id, "relevance": 1} for i, (doc_id, _) in enumerate(CLAIMS)]
-
-
-def wait_for(client: TestClient, evaluation_id: str) -> dict[str, Any]:
-    """Poll until the evaluation has finished."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        body: dict[str, Any] = client.get(f"/v1/evaluations/{evaluation_id}").json()
-        if body["status"] in ("succeeded", "failed"):
-            return body
-        time.sleep(0.05)
-    raise AssertionError("evaluation did not finish")
 
 
 def test_corpus_retrieval_evaluation(client: TestClient) -> None:

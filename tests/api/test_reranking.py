@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from app.serving.runtime import Runtime
 from app.usecases.model_admin import ModelAdminService
-from tests.api.conftest import CLAIMS, ClientFactory, add_claims
+from tests.api.conftest import CLAIMS, ClientFactory, add_claims, wait_for
 
 KEY = {"X-API-Key": "s3cret"}
 DENSE = {"mode": "dense", "alpha": 0.2, "fusion": "linear"}
@@ -124,6 +124,77 @@ def test_which_model_may_rerank_and_who_may_name_it(admin: tuple[TestClient, str
     assert nothing.status_code == 409 and nothing.json()["field"] == "rerank.model"
     named = rank(client, rerank={"model": version, "k": 2, "weight": 0.5})
     assert named["ranking"]["rerank"] == {"model": version, "k": 2, "weight": 0.5}
+
+
+def test_compare_sides_rerank_as_rank_does_and_name_their_fields(admin: tuple[TestClient, str]) -> None:
+    client, version = admin
+    stage = {"model": version, "k": 3, "weight": 1.0}
+    body = {"query": QUERY, "k": 5, "left": {"rerank": {"enabled": False}}, "right": {"rerank": stage}}
+    refused = client.post("/v1/corpora/claims/compare", json=body)  # naming a model needs an admin key
+    assert refused.status_code == 403 and refused.json()["field"] == "right.rerank.model"
+    compared = client.post("/v1/corpora/claims/compare", json=body, headers=KEY)
+    assert compared.status_code == 200, compared.text
+    left, right = compared.json()["left"], compared.json()["right"]
+    assert "rerank" not in left["ranking"] and right["ranking"]["rerank"] == stage
+    assert [r["id"] for r in left["results"]] == [r["id"] for r in rank(client)["results"]]
+    assert [r["id"] for r in right["results"]] == [r["id"] for r in rank(client, rerank=stage)["results"]]
+    assert all("rerank_score" in r for r in right["results"][:3])
+    no_stage = client.post(
+        "/v1/corpora/claims/compare", json={"query": QUERY, "right": {"rerank": {"k": 2}}}, headers=KEY
+    )
+    assert no_stage.status_code == 409 and no_stage.json()["field"] == "right.rerank.model"
+    too_deep = client.post(
+        "/v1/corpora/claims/compare", json={"query": QUERY, "right": {"rerank": {"k": 101}}}, headers=KEY
+    )
+    assert too_deep.status_code == 422 and "right.rerank.k" in too_deep.text
+    judged = {"pairs": [{"query": QUERY, "document_id": CLAIMS[4][0], "label": 1}]}
+    assert client.post("/v1/corpora/claims/pairs", json=judged, headers=KEY).status_code in (200, 201)
+    metrics = client.post(
+        "/v1/corpora/claims/compare/metrics", json={"right": {"rerank": stage}}, headers=KEY
+    ).json()
+    assert "rerank" not in metrics["left"]["ranking"] and metrics["right"]["ranking"]["rerank"] == stage
+
+
+def test_evaluations_run_the_corpus_stage_unless_told_and_record_it(admin: tuple[TestClient, str]) -> None:
+    client, version = admin
+    shark = CLAIMS[4][0]
+    request = {
+        "corpus": "claims",
+        "queries": [{"id": "q", "text": QUERY}],
+        "qrels": [{"query_id": "q", "document_id": shark, "relevance": 1}],
+        "metrics": ["MRR"],
+    }
+
+    def evaluated(**changes: Any) -> dict[str, Any]:
+        created = client.post("/v1/evaluations", json={**request, **changes}, headers=KEY)
+        assert created.status_code == 202, created.text
+        body = wait_for(client, created.json()["id"], KEY)
+        assert body["status"] == "succeeded", body["error"]
+        return body
+
+    def mrr(ranked: dict[str, Any]) -> float:
+        return 1 / (1 + [r["id"] for r in ranked["results"]].index(shark))
+
+    nothing = client.post("/v1/evaluations", json={**request, "rerank": {"k": 2}}, headers=KEY)
+    assert nothing.status_code == 409 and nothing.json()["field"] == "rerank.model"
+    assert evaluated()["rerank"] is None
+    stage = {"model": version, "k": 3, "weight": 1.0}
+    assert (
+        client.put("/v1/corpora/claims/ranking", json={**DENSE, "rerank": stage}, headers=KEY).status_code
+        == 200
+    )
+    with_stage = evaluated()
+    assert with_stage["rerank"] == stage and with_stage["metrics"]["MRR"] == pytest.approx(mrr(rank(client)))
+    without = evaluated(rerank={"enabled": False})
+    first = rank(client, rerank={"enabled": False})
+    assert without["rerank"] is None and without["metrics"]["MRR"] == pytest.approx(mrr(first))
+    inline = {key: value for key, value in request.items() if key != "corpus"}
+    inline["documents"] = [{"id": i, "text": t} for i, t in CLAIMS]
+    refused = client.post("/v1/evaluations", json={**inline, "rerank": {"model": version}})  # no admin key
+    assert refused.status_code == 403 and refused.json()["field"] == "rerank.model"
+    named = client.post("/v1/evaluations", json={**inline, "rerank": {"model": version, "k": 5}}, headers=KEY)
+    assert named.status_code == 202, named.text
+    assert wait_for(client, named.json()["id"], KEY)["rerank"] == {"model": version, "k": 5, "weight": 1.0}
 
 
 def test_the_registry_knows_kinds_and_never_activates_a_cross_encoder(admin: tuple[TestClient, str]) -> None:

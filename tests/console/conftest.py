@@ -55,12 +55,14 @@ def browser() -> Iterator[Any]:
 
 @dataclass
 class Console:
-    """The running service: its URL, an admin key, and an HTTP client for set-up and checks."""
+    """The running service: its URL, an admin key, an HTTP client for set-up and checks, and its
+    environment (for the CLI's commands on the same data, `pairank models register`)."""
 
     url: str
     admin_key: str
     http: httpx.Client
     keys: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
 
     def headers(self, key: str | None = None) -> dict[str, str]:
         """The Authorization header of a key (the admin key by default)."""
@@ -111,7 +113,7 @@ def console(
     env.pop("PAIRANK_ADMIN_API_KEY", None)
     server = Server(env, log_file=folder / "server.log")
     try:
-        yield Console(f"http://127.0.0.1:{server.port}", admin_key, server.http)
+        yield Console(f"http://127.0.0.1:{server.port}", admin_key, server.http, env=env)
     finally:
         server.kill()
 

@@ -130,7 +130,7 @@ def test_an_index_replaced_by_a_checkpoint_is_freed_at_once(tmp_path: Path) -> N
     index = VectorIndex(16)
     index.apply([(i, rows[i], i + 1) for i in range(100)], hwm=100)
     index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
-    index.search(rows[:2], 3), index.combined.search(rows[0], 3)  # the combiner has been used
+    index.search(rows[:2], 3), index.search_one(rows[0], 3)  # the combiner has been used
     descriptors = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
     gc.disable()
     try:
@@ -141,10 +141,48 @@ def test_an_index_replaced_by_a_checkpoint_is_freed_at_once(tmp_path: Path) -> N
                 [(i, rows[i], i + 1) for i in range(step * 100, step * 100 + 100)], hwm=step * 100 + 100
             )
             index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
-            index.combined.search(rows[0], 3)
+            index.search_one(rows[0], 3)
         assert all(ref() is None for ref in replaced)
         if descriptors is not None:
             assert len(os.listdir("/proc/self/fd")) <= descriptors
     finally:
         gc.enable()
     assert len(index) == 400
+
+
+def test_a_search_survives_its_index_being_replaced_meanwhile() -> None:
+    """A checkpoint swaps a corpus's index while a single-query search waits on the old one's combiner:
+    the search keeps the index it started on (the combiner holds it only weakly) and answers. Seen as a
+    500 under an import: `'NoneType' object is not callable` when the old index was freed mid-search."""
+    import gc
+    import threading
+    import time
+    import types
+
+    rows = vectors(20, dimension=16)
+
+    def fresh() -> VectorIndex:
+        index = VectorIndex(16)
+        index.apply([(i, rows[i], i + 1) for i in range(20)], hwm=20)
+        return index
+
+    opened = types.SimpleNamespace(index=fresh())  # as a store's opened corpus holds its index
+    answers: list[list[tuple[int, float]]] = []
+    errors: list[Exception] = []
+    combiner_lock = opened.index._combined._lock  # held: the search waits inside the combiner
+
+    def search() -> None:
+        try:
+            answers.append(opened.index.search_one(rows[7], 3))
+        except Exception as error:  # noqa: BLE001 (any failure fails the test)
+            errors.append(error)
+
+    with combiner_lock:
+        waiting = threading.Thread(target=search)
+        waiting.start()
+        time.sleep(0.3)  # the search has taken the old index and waits for the lock
+        opened.index = fresh()  # the checkpoint's swap: the old index's last other reference goes
+        gc.collect()
+    waiting.join(10)
+    assert not errors, errors
+    assert [doc for doc, _ in answers[0]][0] == 7

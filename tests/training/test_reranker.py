@@ -31,6 +31,15 @@ def test_groups_take_judged_negatives_first_then_mined_ones() -> None:
     assert groups[1].negatives == ("m3", "m4")  # never the positive itself
 
 
+def test_graded_labels_count_as_relevant_by_the_one_rule() -> None:
+    # ANTIQUE's grades 1-4 scaled to [0, 1]: 3 and 4 are positives, 1 and 2 judged negatives.
+    raw = [LabeledPair("q", d, g) for d, g in (("g4", 4), ("g3", 3), ("g2", 2), ("g1", 1))]
+    pairs = PairSet.from_pairs(raw, label_range=(1, 4))
+    groups = build_groups(pairs, [[], [], [], []], count=2, seed=0)
+    assert [g.positive for g in groups] == ["g4", "g3"]
+    assert all(set(g.negatives) == {"g2", "g1"} for g in groups)
+
+
 def test_a_trained_reranker_prefers_the_positive(setup: dict[str, Path], tmp_path: Path) -> None:
     torch.manual_seed(0)
     torch.set_num_threads(1)

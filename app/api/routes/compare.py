@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from app.api.deps import CompareServiceDep
 from app.api.params import CorpusNameParam
+from app.api.ranking_io import rank_response, ranking_request, ranking_used
 from app.api.security import ReadAccess
 from app.core.errors import ForbiddenError
 from app.schemas.compare import (
@@ -18,11 +19,8 @@ from app.schemas.compare import (
     SideMetricsOut,
 )
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
-from app.schemas.ranking import RankedOut, RankingUsed, RankResponse
-from app.search.ranking_setting import RankingRequest
 from app.usecases.api_keys import Principal
 from app.usecases.compare import Side
-from app.usecases.ranking import Ranking
 
 router = APIRouter(
     prefix="/v1/corpora/{name}/compare",
@@ -35,15 +33,7 @@ def _side(body: CompareSide, field: str, principal: Principal) -> Side:
     # Model versions are admin information (GET /admin/models): naming one needs an admin key.
     if body.model is not None and not principal.allows("admin"):
         raise ForbiddenError(f"{field}.model: comparing model versions needs an admin key", f"{field}.model")
-    return Side(body.model, RankingRequest(body.mode, body.alpha, body.fusion))
-
-
-def _response(ranking: Ranking) -> RankResponse:
-    return RankResponse(
-        results=[RankedOut.model_validate(item, from_attributes=True) for item in ranking.results],
-        model=ranking.model,
-        ranking=RankingUsed.model_validate(ranking.ranking),
-    )
+    return Side(body.model, ranking_request(body, body.rerank, principal, f"{field}.rerank"))
 
 
 @router.post("", response_model=CompareResponse)
@@ -54,7 +44,7 @@ def compare(
     left, right = service.compare_query(
         name, body.query, body.k, _side(body.left, "left", principal), _side(body.right, "right", principal)
     )
-    return CompareResponse(left=_response(left), right=_response(right))
+    return CompareResponse(left=rank_response(left), right=rank_response(right))
 
 
 @router.post("/metrics", response_model=CompareMetricsResponse)
@@ -70,7 +60,7 @@ def compare_metrics(
         body.limit,
     )
     sides = [
-        SideMetricsOut(model=s.model, ranking=RankingUsed.model_validate(s.ranking), means=s.means)
+        SideMetricsOut(model=s.model, ranking=ranking_used(s.ranking, s.rerank), means=s.means)
         for s in (report.left, report.right)
     ]
     rows = [

@@ -6,8 +6,9 @@ from fastapi import APIRouter, Query
 
 from app.api.deps import CalibrationServiceDep, EvaluationServiceDep, RankingCalibrationServiceDep
 from app.api.params import CorpusNameParam, RecordIdParam
+from app.api.ranking_io import rerank_request
 from app.api.security import WRITE, ReadAccess, WriteAccess, require_corpus
-from app.schemas.errors import COMMON_ERRORS, NOT_FOUND, error_responses
+from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
 from app.schemas.evaluations import (
     CalibrationOut,
     CalibrationRequest,
@@ -26,14 +27,16 @@ router = APIRouter(tags=["evaluation"], responses=error_responses(*COMMON_ERRORS
     "/v1/evaluations",
     status_code=202,
     response_model=EvaluationOut,
-    responses=NOT_FOUND,
+    responses={**NOT_FOUND, **CONFLICT},
 )
 def create_evaluation(
     body: EvaluationCreate, service: EvaluationServiceDep, caller: WriteAccess
 ) -> EvaluationOut:
-    """Queue an evaluation of the serving model; poll GET /v1/evaluations/{id} for the result."""
+    """Queue an evaluation of the serving model (and of a re-ranking stage: the corpus's, or the
+    request's); poll GET /v1/evaluations/{id} for the result."""
     if body.corpus is not None:
         require_corpus(caller, body.corpus)
+    rerank_request(body.rerank, caller)  # naming a re-ranker needs an admin key (403)
     return EvaluationOut.model_validate(service.submit(body))
 
 

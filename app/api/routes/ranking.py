@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 from fastapi import APIRouter
 
 from app.api.deps import RankingServiceDep
 from app.api.params import CorpusNameParam
+from app.api.ranking_io import rank_response, ranked_items, ranking_request, ranking_used
 from app.api.security import READ, ReadAccess
-from app.core.errors import ForbiddenError
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
 from app.schemas.ranking import (
     CorpusRankRequest,
@@ -17,46 +15,14 @@ from app.schemas.ranking import (
     DuplicatesRequest,
     DuplicatesResponse,
     DuplicateText,
-    RankedOut,
-    RankingOptions,
-    RankingUsed,
     RankResponse,
-    RerankOptions,
     SimilarityRequest,
     SimilarityResponse,
     TextRankRequest,
     filter_conditions,
 )
-from app.search.ranking_setting import RankingRequest, RerankRequest
-from app.usecases.api_keys import Principal
-from app.usecases.ranking import RankedItem, Ranking
 
 router = APIRouter(tags=["ranking"], responses=error_responses(*COMMON_ERRORS, 429))
-
-
-def _items(items: list[RankedItem]) -> list[RankedOut]:
-    return [RankedOut.model_validate(item, from_attributes=True) for item in items]
-
-
-def _how(body: RankingOptions) -> RankingRequest:
-    return RankingRequest(body.mode, body.alpha, body.fusion)
-
-
-def _rerank(body: RerankOptions | None, principal: Principal) -> RerankRequest | None:
-    if body is None:
-        return None
-    # Model versions are admin information (GET /admin/models): naming one needs an admin key.
-    if body.model is not None and not principal.allows("admin"):
-        raise ForbiddenError("rerank.model: naming a re-ranker needs an admin key", "rerank.model")
-    return RerankRequest(body.enabled, body.model, body.k, body.weight)
-
-
-def _response(ranking: Ranking) -> RankResponse:
-    used = None
-    if ranking.ranking is not None:
-        rerank = asdict(ranking.rerank) if ranking.rerank is not None else None
-        used = RankingUsed.model_validate({**asdict(ranking.ranking), "rerank": rerank})
-    return RankResponse(results=_items(ranking.results), model=ranking.model, ranking=used)
 
 
 @router.post("/v1/corpora/{name}/rank", response_model=RankResponse, responses={**NOT_FOUND, **CONFLICT})
@@ -67,17 +33,17 @@ def rank_corpus(
     the request's) re-orders the top k with a cross-encoder (409: `rerank` asked of a corpus without a
     stage and no model named, or a model that is not a cross-encoder)."""
     conditions = filter_conditions(body.filter)
-    how = RankingRequest(body.mode, body.alpha, body.fusion, _rerank(body.rerank, principal))
+    how = ranking_request(body, body.rerank, principal)
     ranking = service.rank_corpus(
         name, body.query, body.k, body.candidates, conditions, body.include_metadata, how
     )
-    return _response(ranking)
+    return rank_response(ranking)
 
 
 @router.post("/v1/rank", response_model=RankResponse, dependencies=[READ])
 def rank_texts(body: TextRankRequest, service: RankingServiceDep) -> RankResponse:
     """Rank texts given inline; ids are positions in the request."""
-    return _response(service.rank_texts(body.query, body.documents, body.k))
+    return rank_response(service.rank_texts(body.query, body.documents, body.k))
 
 
 @router.post(
@@ -98,15 +64,17 @@ def find_duplicates(
         inputs = [(t.id, t.text) if isinstance(t, DuplicateText) else (None, t) for t in body.texts or []]
     conditions = filter_conditions(body.filter)
     report = service.find_duplicates(
-        name, inputs, body.threshold, body.k, conditions, body.include_metadata, _how(body)
+        name, inputs, body.threshold, body.k, conditions, body.include_metadata, ranking_request(body)
     )
-    results = [DuplicateResult(text=r.text, id=r.id, duplicates=_items(r.duplicates)) for r in report.results]
+    results = [
+        DuplicateResult(text=r.text, id=r.id, duplicates=ranked_items(r.duplicates)) for r in report.results
+    ]
     return DuplicatesResponse(
         results=results,
         threshold=report.threshold,
         threshold_source=report.threshold_source,
         model=report.model,
-        ranking=RankingUsed.model_validate(report.ranking),
+        ranking=ranking_used(report.ranking),
     )
 
 

@@ -2,6 +2,7 @@
 // chosen corpus and its judgement counts, the view shown, and the one visible error message.
 import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
 import { call, corpusPath, session } from "./api.js";
+import { rerankChoices } from "./ranking.js";
 
 export function appStore() {
   return {
@@ -26,6 +27,14 @@ export function appStore() {
       if (me === null) return "";
       if (me.key_id) return me.name ? `${me.name} (${me.key_id})` : `key ${me.key_id}`;
       return me.scope === "admin" ? "the environment's admin key" : "no key (auth disabled)";
+    },
+    /** The chosen corpus as GET /v1/corpora lists it (its ranking and re-ranking stage), or null. */
+    get current() {
+      return this.corpora.find((c) => c.name === this.corpus) || null;
+    },
+    /** The Re-rank select's options for the chosen corpus and this key (empty: the select is hidden). */
+    get rerankChoices() {
+      return rerankChoices(this.current, Alpine.store("models").list, this.isAdmin);
     },
 
     /** Alpine calls it once: a key kept in this tab's session signs in again after a reload. */

@@ -4,27 +4,22 @@
 import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
 import { call, corpusPath } from "./api.js";
 import { COLORS, bars, draw } from "./charts.js";
+import { rankingLabel, rankingOptions } from "./ranking.js";
 
 function side(settings) {
-  const body = {};
+  const body = rankingOptions(settings);
   if (settings.model) body.model = settings.model;
-  if (settings.mode) body.mode = settings.mode;
-  if (settings.mode === "hybrid") body.alpha = Number(settings.alpha);
   return body;
 }
 
 function label(ranking, model) {
-  if (!ranking) return "";
-  const how = ranking.mode === "hybrid"
-    ? (ranking.fusion === "rrf" ? "hybrid rrf" : `hybrid a=${ranking.alpha}`)
-    : ranking.mode;
-  return `${how} · ${model}`;
+  return ranking ? `${rankingLabel(ranking)} · ${model}` : "";
 }
 
 export function compareStore() {
   return {
-    left: { model: "", mode: "", alpha: 0.2 },
-    right: { model: "", mode: "dense", alpha: 0.5 },
+    left: { model: "", mode: "", alpha: 0.2, rerank: "" },
+    right: { model: "", mode: "dense", alpha: 0.5, rerank: "" },
     result: null,
     report: null,
     metric: "",

@@ -24,6 +24,11 @@ export function modelsStore() {
       this.list = [];
     },
 
+    /** The versions that can serve (compare sides, activation): cross-encoders only re-rank. */
+    get biEncoders() {
+      return this.list.filter((m) => m.kind !== "cross-encoder");
+    },
+
     get running() {
       return this.job !== null && !FINAL.has(this.job.status);
     },

@@ -4,6 +4,7 @@
 import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
 import { call, corpusPath } from "./api.js";
 import { segments } from "./highlight.js";
+import { rankingLabel, rankingOptions } from "./ranking.js";
 
 const TYPING = new Set(["INPUT", "TEXTAREA", "SELECT"]);
 
@@ -12,6 +13,7 @@ export function searchStore() {
     query: "",
     mode: "",
     alpha: 0.2,
+    rerank: "",
     k: 10,
     results: [],
     ranking: null,
@@ -29,10 +31,14 @@ export function searchStore() {
       this.selected = 0;
     },
 
-    /** The ranking options of a request: the corpus's own unless a mode is chosen. */
+    /** The ranking options of a request: the corpus's own unless a mode or a Re-rank choice is made. */
     options() {
-      if (!this.mode) return {};
-      return this.mode === "hybrid" ? { mode: "hybrid", alpha: Number(this.alpha) } : { mode: this.mode };
+      return rankingOptions(this);
+    },
+
+    /** How the shown results were ranked: "dense · re-ranked top 20 by X". */
+    rankingLabel() {
+      return rankingLabel(this.ranking);
     },
 
     async search() {

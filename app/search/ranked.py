@@ -1,0 +1,82 @@
+"""What searches answer: ranked documents, a ranking with the model and stages that made it, and
+duplicate reports (records shared by rank, compare and evaluations)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from app.search.ranking_setting import RankingSetting, RerankSetting
+
+
+@dataclass(frozen=True)
+class RankedItem:
+    """One ranked document: id (a corpus id, or a position for inline texts), text, cosine and rank."""
+
+    id: str | int
+    text: str
+    score: float
+    rank: int
+    metadata: dict[str, Any] | None = None
+    dense_score: float | None = None  # lexical and hybrid modes: the two components of `score`
+    lexical_score: float | None = None
+    rerank_score: float | None = None  # a re-ranked result (the top k): the cross-encoder's score
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """A ranked list and the model version that produced it."""
+
+    results: list[RankedItem]
+    model: str
+    ranking: RankingSetting | None = None  # corpus rankings: the mode used
+    rerank: RerankSetting | None = None  # and the re-ranking stage, when one ran
+
+
+@dataclass(frozen=True)
+class DuplicateMatches:
+    """The corpus documents at or above the threshold for one input text."""
+
+    text: str
+    id: str | None
+    duplicates: list[RankedItem]
+
+
+@dataclass(frozen=True)
+class DuplicateReport:
+    """Duplicates for every input text, with the threshold used."""
+
+    results: list[DuplicateMatches]
+    threshold: float
+    threshold_source: str
+    model: str
+    ranking: RankingSetting
+
+
+class ScoredHit(Protocol):
+    """A search hit of any mode: its database id, score and, in lexical and hybrid modes, its components."""
+
+    @property
+    def doc_id(self) -> int: ...
+
+    @property
+    def score(self) -> float: ...
+
+    @property
+    def dense(self) -> float | None: ...
+
+    @property
+    def lexical(self) -> float | None: ...
+
+
+def ranked_documents(
+    hits: Iterable[ScoredHit], found: Mapping[int, tuple[str, str, dict[str, Any] | None]]
+) -> list[RankedItem]:
+    """Hits as ranked documents, given the documents read for them (id, text, metadata by database id);
+    a hit whose document was deleted meanwhile is left out and the ranks close up."""
+    kept = [(h, found[h.doc_id]) for h in hits if h.doc_id in found]
+    return [
+        RankedItem(doc_id, text, h.score, rank, metadata, h.dense, h.lexical)
+        for rank, (h, (doc_id, text, metadata)) in enumerate(kept, start=1)
+    ]
