@@ -5,6 +5,7 @@ Used by the test suite and by anyone who wants a fast stand-in model; nothing he
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ def build_tiny_model(
     seed: int = 0,
 ) -> Path:
     """Create and save a small BERT bi-encoder with mean pooling; returns the saved folder."""
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, trainers
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers
     from tokenizers.models import WordPiece
     from transformers import PreTrainedTokenizerFast
 
@@ -40,13 +41,13 @@ def build_tiny_model(
     output_dir.mkdir(parents=True, exist_ok=True)
     corpus = list(TINY_CORPUS) + [t for t in texts if t.strip()]
     special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tokenizer = Tokenizer(WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    normalizer = normalizers.BertNormalizer(lowercase=True)
+    pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    vocab = deterministic_vocab(corpus, vocab_size, special, normalizer, pre_tokenizer)
+    tokenizer = Tokenizer(WordPiece(vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizer
+    tokenizer.pre_tokenizer = pre_tokenizer
     tokenizer.decoder = decoders.WordPiece()
-    tokenizer.train_from_iterator(
-        corpus, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special)
-    )
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         unk_token="[UNK]",
@@ -64,6 +65,24 @@ def build_tiny_model(
         special_tokens=[("[CLS]", fast.cls_token_id), ("[SEP]", fast.sep_token_id)],
     )
     return save_bert_bi_encoder(output_dir, fast, hidden_size, num_layers, seed)
+
+
+def deterministic_vocab(
+    corpus: list[str], vocab_size: int, special: list[str], normalizer: Any, pre_tokenizer: Any
+) -> dict[str, int]:
+    """A WordPiece vocabulary that is the same in every process: special tokens, every character
+    (alone and as a continuation), then the corpus's words by frequency, ties alphabetical."""
+    # tokenizers' WordPieceTrainer breaks ties in hash order, which Rust seeds afresh per process:
+    # each test process then built a different "tiny model" and rank-order assertions flaked.
+    counts: Counter[str] = Counter()
+    for text in corpus:
+        counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    chars = sorted({char for word in counts for char in word})
+    pieces = list(special) + chars + [f"##{char}" for char in chars]
+    known = set(pieces)
+    words = [w for w in sorted(counts, key=lambda w: (-counts[w], w)) if w not in known]
+    pieces += words[: max(0, vocab_size - len(pieces))]
+    return {piece: index for index, piece in enumerate(pieces)}
 
 
 def save_bert_bi_encoder(output: Path, tokenizer: Any, hidden_size: int, num_layers: int, seed: int) -> Path:
