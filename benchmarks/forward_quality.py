@@ -246,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--add", action="store_true", help="keep --output's rows of models this run skips")
+    parser.add_argument("--first-seed", type=int, help="default: the config's seed (with --add: more seeds)")
     args = parser.parse_args(argv)
     dataset = FORWARD_DATASETS[args.dataset]
     work = (args.work or REPO / "data" / "bench" / f"forward_{args.dataset}").resolve()
@@ -262,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         raw["data"]["limit"] = args.limit_train
     cuts = write_cuts(raw, work, args.cuts, args.min_train)
     raw["data"]["limit"] = args.limit_train
-    first_seed = int(raw.get("seed", 42))
+    first_seed = args.first_seed if args.first_seed is not None else int(raw.get("seed", 42))
     wise = [float(a) for a in args.wise.split(",") if a]
     common = {"dataset": args.dataset, "levers": levers, "wise": wise, "raw": raw, "device": device}
     seeds = [None, *range(first_seed, first_seed + args.seeds)]  # None: the zero-shot model
@@ -294,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     document = {
         "dataset": args.dataset, "config": dataset.config, "metrics": list(dataset.metrics),
         "gains": list(dataset.gains), "default": DEFAULT_SETTING[args.dataset],
-        "ranked_against": dataset.ranked_against, "seeds": args.seeds, "cuts": cuts,
+        "ranked_against": dataset.ranked_against, "cuts": cuts,
+        "seeds": len({r["seed"] for r in rows if r["seed"] is not None}),
         "min_train": args.min_train, "levers": {lever: LEVERS[lever] for lever in levers}, "wise": wise,
         "epochs": raw["stages"][0]["epochs"], "machine": machine_with_gpu(),
         "command": command_line("forward_quality.py", argv),
