@@ -43,6 +43,11 @@ def machine() -> dict[str, Any]:
     }
 
 
+def machine_name(machine: dict[str, Any]) -> str:
+    """The GPU a benchmark run used, else its CPU model."""
+    return str(machine.get("gpu") or machine.get("cpu_model", "CPU"))
+
+
 def command_line(script: str, argv: Sequence[str] | None) -> str:
     """The command that produced a result, with the niceness it ran at (a niced run is slower)."""
     niceness = os.nice(0)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import command_line, machine  # noqa: E402
+from bench_common import command_line, machine, machine_name  # noqa: E402
 from cv_quality import FORWARD_DATASETS, SETTINGS, Dataset, dataset_arguments, spread_table  # noqa: E402
 from forward_rerank import reranked_scores, split_means  # noqa: E402
 
@@ -284,13 +284,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         rows = [row for job in jobs for row in unit(job)]
     runs: list[dict[str, Any]] = []
+    this_machine = machine_with_gpu()  # its name goes on this run's entry too
     levers_run = list(levers)
     if args.add and output.exists():  # a later run adds levers or settings: its rows replace the same ones
         fresh = {(r["cut"], r["seed"], r["model"]) for r in rows}
         earlier = json.loads(output.read_text())
         rows = [r for r in earlier["rows"] if (r["cut"], r["seed"], r["model"]) not in fresh] + rows
         levers = list(dict.fromkeys([*earlier["levers"], *levers]))
-        runs = earlier.get("runs", [])
+        # Runs before --add kept the machine only at the top: carry it onto each, as this run's replaces it.
+        runs = [{"machine": machine_name(earlier["machine"]), **run} for run in earlier.get("runs", [])]
         wise = sorted({*earlier["wise"], *wise})
     document = {
         "dataset": args.dataset, "config": dataset.config, "metrics": list(dataset.metrics),
@@ -298,11 +300,12 @@ def main(argv: list[str] | None = None) -> int:
         "ranked_against": dataset.ranked_against, "cuts": cuts,
         "seeds": len({r["seed"] for r in rows if r["seed"] is not None}),
         "min_train": args.min_train, "levers": {lever: LEVERS[lever] for lever in levers}, "wise": wise,
-        "epochs": raw["stages"][0]["epochs"], "machine": machine_with_gpu(),
+        "epochs": raw["stages"][0]["epochs"], "machine": this_machine,
         "command": command_line("forward_quality.py", argv),
         "seconds": round(time.perf_counter() - started, 1), "rows": rows,
         "runs": [*runs, {"command": command_line("forward_quality.py", argv), "levers": levers_run,
-                         "seconds": round(time.perf_counter() - started, 1)}],
+                         "seconds": round(time.perf_counter() - started, 1),
+                         "machine": machine_name(this_machine)}],
         "table": summarise(rows, dataset.metrics, DEFAULT_SETTING[args.dataset]),
     }  # fmt: skip
     output.write_text(json.dumps(document, indent=2) + "\n")

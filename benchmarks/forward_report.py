@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench_common import machine_name
 from cv_quality_report import NAMES, cell, gain
 
 HERE = Path(__file__).resolve().parent
@@ -23,20 +24,20 @@ def render(document: dict[str, Any]) -> str:
         f"q0-q{c['cut'] - 1} -> next {c['validate_queries']} ({c['unseen_queries']} unseen)"
         for c in document["cuts"]
     )
-    machine = document["machine"]
+    machine = machine_name(document["machine"])
+    only = {"levers": [], "seconds": document["seconds"], "command": document["command"]}
+    runs = document.get("runs", [only])
     lines = [
         f"{len(document['cuts'])} forward cut points x {document['seeds']} seeds "
         f"(`{document['config']}.yaml`, {document['epochs']} epochs), each block ranked against "
         f"{document['ranked_against']}. Trained on "
-        f"-> validated on: {cuts}. Ran in {document['seconds'] / 60:.0f} min on "
-        f"{machine.get('gpu') or machine.get('cpu_model', 'CPU')}, in these runs:",
+        f"-> validated on: {cuts}. Ran in {sum(run['seconds'] for run in runs) / 60:.0f} min, in these runs:",
         "",
         *(
-            f"- {', '.join(run['levers'])} ({run['seconds'] / 60:.1f} min): `{run['command']}`"
-            for run in document.get(
-                "runs", [{"levers": [], "seconds": document["seconds"], "command": document["command"]}]
-            )
-        ),  # fmt: skip
+            f"- {', '.join(run['levers'])} ({run['seconds'] / 60:.1f} min on {run.get('machine', machine)}): "
+            f"`{run['command']}`"
+            for run in runs
+        ),
         "",
         f"Gains are paired per cut point and seed against the product default, zero-shot "
         f"{document['default']}; **(>2 sd)** marks a gain above twice its spread.",
