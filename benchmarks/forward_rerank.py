@@ -19,7 +19,7 @@ import numpy as np
 
 from evaluation.datasets import LabeledPair, load_beir, load_pairs
 from evaluation.hybrid_eval import candidate_scores, fused_run
-from evaluation.metrics import RankingReport, evaluate_ranking
+from evaluation.metrics import RankingReport, evaluate_ranking, order_scores
 from indexes.fusion import RankingSetting, minmax
 from indexes.rerank import rerank_top_k
 
@@ -33,11 +33,6 @@ def split_means(
     subset = [values for query, values in report.per_query.items() if query in unseen]
     means = {m: statistics.fmean(v[m] for v in subset) for m in metrics} if subset else {}
     return {"all": report.means, "unseen": means}
-
-
-def ranked_run(order: Sequence[str]) -> dict[str, float]:
-    """One query's run from an order: rank-derived, strictly falling scores (trec_eval keeps the order)."""
-    return {doc: float(len(order) - rank) for rank, doc in enumerate(order)}
 
 
 def reranked_scores(
@@ -76,7 +71,7 @@ def reranked_scores(
     for depth in RERANK_DEPTHS:
         run = {}
         for query, docs in ranked.items():
-            run[query] = ranked_run(rerank_top_k(docs, [score_of[(query, d)] for d in docs[:depth]], depth))
+            run[query] = order_scores(rerank_top_k(docs, [score_of[(query, d)] for d in docs[:depth]], depth))
         report = evaluate_ranking(data.qrels, run, metrics=list(metrics))
         result[f"{label} + cross-encoder top {depth}"] = split_means(report, unseen, metrics)
         # The blend: half the first stage's fused score, half the cross-encoder's, each min-max scaled.
@@ -85,7 +80,7 @@ def reranked_scores(
             head = docs[:depth]
             first_scores = minmax(np.array([first[query][d] for d in head]))
             cross = minmax(np.array([score_of[(query, d)] for d in head]))
-            blended[query] = ranked_run(rerank_top_k(docs, list(0.5 * first_scores + 0.5 * cross), depth))
+            blended[query] = order_scores(rerank_top_k(docs, list(0.5 * first_scores + 0.5 * cross), depth))
         report = evaluate_ranking(data.qrels, blended, metrics=list(metrics))
         result[f"{label} + 0.5 cross-encoder top {depth}"] = split_means(report, unseen, metrics)
     return result

@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from evaluation.datasets import BeirDataset
-from evaluation.metrics import RankingReport, evaluate_ranking
+from evaluation.metrics import RankingReport, evaluate_ranking, order_scores
 from evaluation.model_eval import Encoder, Run, encode_unique
 from indexes.fusion import RankingSetting, fuse
 from indexes.lexical import LexicalIndex
@@ -102,7 +102,7 @@ def fused_run(candidates: Candidates, setting: RankingSetting, top_k: int = 100)
         dense = dict(enumerate(candidates.dense[query_id].tolist()))
         lexical = dict(enumerate(candidates.lexical[query_id].tolist()))
         hits = fuse(dense, lexical, setting, top_k)
-        run[query_id] = {ids[hit.doc_id]: float(len(hits) - rank) for rank, hit in enumerate(hits)}
+        run[query_id] = order_scores([ids[hit.doc_id] for hit in hits])
     return run
 
 

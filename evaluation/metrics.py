@@ -66,6 +66,12 @@ def rank_documents(scores: Mapping[str, float]) -> list[str]:
     return [doc_id for doc_id, _ in sorted(scores.items(), key=lambda item: (item[1], item[0]), reverse=True)]
 
 
+def order_scores(order: Sequence[str]) -> dict[str, float]:
+    """One query's run from an order: rank-derived, strictly falling scores, so `rank_documents` (and
+    trec_eval) read back exactly this order, ties included."""
+    return {doc_id: float(len(order) - rank) for rank, doc_id in enumerate(order)}
+
+
 def _query_values(
     judgments: Mapping[str, int],
     scores: Mapping[str, float],

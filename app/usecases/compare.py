@@ -28,9 +28,9 @@ from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
-from app.usecases.reranking import rerank_stage, reranked
+from app.usecases.reranking import first_stage_depth, rerank_stage, reranked
 from evaluation.judgements import relevance_grade
-from evaluation.metrics import evaluate_ranking, parse_metric
+from evaluation.metrics import evaluate_ranking, order_scores, parse_metric
 from pairank.models import BI_ENCODER
 
 DEFAULT_METRICS = ("MRR", "HasPositive@1", "HasPositive@10", "MAP")
@@ -157,7 +157,7 @@ class CompareService:
             version, (pool,) = self._side_pools(state, side, f"{field}.model", [query], pools, texts)
             how, second = self._setting(opened, side, version), self._stage(opened, side, field)
             shown = min(k, CANDIDATES)
-            items = ranked_documents(rank_pool(pool, how, max(shown, second.k) if second else shown), texts)
+            items = ranked_documents(rank_pool(pool, how, first_stage_depth(shown, second)), texts)
             if second is not None:
                 items = reranked(self.service, query, items, second, shown, f"{field}.rerank.model")
             rankings.append(Ranking(items[:shown], version, how, second))
@@ -201,7 +201,7 @@ class CompareService:
                 if second is not None:  # re-ranked as a rank call would re-rank the query
                     items = reranked(self.service, queries[i], items, second, CANDIDATES, stage_field)
                 # Rank-derived scores: trec_eval's order (score, then id) is then exactly this order.
-                run[str(i)] = {str(item.id): float(len(items) - r) for r, item in enumerate(items)}
+                run[str(i)] = order_scores([str(item.id) for item in items])
             report = evaluate_ranking(qrels, run, metrics=names)
             per_query = [report.per_query[str(i)] for i in range(len(queries))]
             sides.append(SideMetrics(version, how, report.means, per_query, second))

@@ -17,7 +17,7 @@ from app.search.ranking_setting import RerankRequest
 from app.serving.state import ServingState
 from evaluation.datasets import BeirDataset
 from evaluation.hybrid_eval import candidate_scores, fused_run
-from evaluation.metrics import DEFAULT_CUTOFFS, RankingReport, evaluate_ranking, rank_documents
+from evaluation.metrics import DEFAULT_CUTOFFS, RankingReport, evaluate_ranking, order_scores, rank_documents
 from evaluation.model_eval import rank_beir
 from indexes.fusion import DEFAULT_ALPHA, RankingSetting
 
@@ -132,7 +132,7 @@ def reranked_run(run: Run, spec: EvaluationSpec, sessions: sessionmaker[Session]
         # Below the depth a text is never read: the first stage's order stands there.
         items = [RankedItem(d, texts.get(d, ""), run[query_id][d], r) for r, d in enumerate(order, start=1)]
         ranked = stage.rerank(spec.queries[query_id], items)
-        reranked[query_id] = {str(item.id): float(len(ranked) - r) for r, item in enumerate(ranked)}
+        reranked[query_id] = order_scores([str(item.id) for item in ranked])
     return reranked
 
 

@@ -19,7 +19,7 @@ from app.search.ranked import DuplicateMatches, DuplicateReport, RankedItem, Ran
 from app.search.ranking_setting import RankingRequest, RankingSetting, resolve_mode
 from app.serving.context import ServiceContext
 from app.stores.port import CorpusVectors
-from app.usecases.reranking import rerank_stage, reranked
+from app.usecases.reranking import first_stage_depth, rerank_stage, reranked
 from indexes.fusion import FusedHit
 
 
@@ -150,7 +150,7 @@ class RankingService:
         second = rerank_stage(
             self.service, requested.rerank if requested else None, opened.settings.default_ranking
         )
-        shown, k = k, max(k, second.k) if second is not None else k  # the first stage ranks what is re-ranked
+        shown, k = k, first_stage_depth(k, second)
         query_vector = state.encoder.encode([query])
         allowed = self._allowed(opened, conditions)
         database_ids = None

@@ -88,6 +88,11 @@ def rerank_stage(
     return stage
 
 
+def first_stage_depth(shown: int, stage: RerankSetting | None) -> int:
+    """How many results the first stage ranks: those shown, or all the stage re-ranks if more."""
+    return max(shown, stage.k) if stage is not None else shown
+
+
 def reranked(
     service: ServiceContext,
     query: str,

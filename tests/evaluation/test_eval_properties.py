@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.metrics import evaluate_ranking
+from evaluation.metrics import evaluate_ranking, order_scores, rank_documents
 
 CUTOFFS = (1, 3, 5, 10)
 DOC_IDS = [f"d{i}" for i in range(12)]
@@ -92,3 +92,10 @@ def test_the_input_order_of_a_run_changes_nothing(qrels: dict, run: dict, data: 
         for query_id in shuffled_queries
     }
     assert evaluate_ranking(qrels, shuffled, cutoffs=CUTOFFS) == evaluate_ranking(qrels, run, cutoffs=CUTOFFS)
+
+
+@FAST
+@given(order=st.permutations(DOC_IDS))
+def test_order_scores_read_back_in_exactly_their_order(order: list[str]) -> None:
+    # The scores a re-ranked or fused order is stored with: trec_eval's tie rule must never reorder it.
+    assert rank_documents(order_scores(order)) == order
