@@ -24,9 +24,9 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from app.db.admin_repository import ModelRepository  # noqa: E402
 from app.db.engine import make_engine, make_session_factory, transaction  # noqa: E402
 from app.db.migrate import upgrade_to_head  # noqa: E402
+from app.db.repositories.model_versions import ModelRepository  # noqa: E402
 from app.stores.artifacts.database import DatabaseArtifactStore  # noqa: E402
 from app.stores.artifacts.port import ArtifactRef  # noqa: E402
 from pairank.models import bundled_model_path  # noqa: E402

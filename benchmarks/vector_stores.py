@@ -168,8 +168,8 @@ def run_pgvector(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray)
     import pgserver
 
     from app.db.engine import make_engine, make_session_factory, transaction
-    from app.db.repository import CorpusRepository
-    from app.db.vector_repository import VectorRepository, copy_rows
+    from app.db.repositories.corpora import CorpusRepository
+    from app.db.repositories.vectors import VectorRepository, copy_rows
     from app.db.vector_schema import build_hnsw
     from app.serving.runtime import Runtime
     from indexes.spec import IndexSpec

@@ -91,7 +91,7 @@ def authorize(
         raise ForbiddenError(f"{who} has scope {principal.scope!r}; this route needs {needed!r}", "scope")
     corpus = request.path_params.get("name")
     if isinstance(corpus, str):
-        require_corpus(principal, corpus)
+        check_corpus_access(principal, corpus)
     request.state.principal = principal
     _rate_limit(request, principal)
     return principal
@@ -122,7 +122,7 @@ def judge_name(principal: Principal) -> str:
     return "admin-key" if principal.scope == "admin" else "anonymous"
 
 
-def require_corpus(principal: Principal, corpus: str) -> None:
+def check_corpus_access(principal: Principal, corpus: str) -> None:
     """403 when a corpus-limited key names another corpus."""
     if not principal.allows_corpus(corpus):
         allowed = sorted(principal.corpora or ())

@@ -17,10 +17,10 @@ from app.control import job_kinds
 from app.control.job_context import FollowUp, JobContext, Outcome
 from app.core.errors import ConflictError, NotFoundError
 from app.db.admin_models import Job
-from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
-from app.db.job_repository import MODEL_SLOT, JobRepository
-from app.db.repository import CorpusRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.jobs import MODEL_SLOT, JobRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.serving.context import ServiceContext
 from pairank.models import BI_ENCODER
 

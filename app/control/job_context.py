@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import transaction
-from app.db.job_repository import JobRepository
+from app.db.repositories.jobs import JobRepository
 
 
 class JobCancelled(Exception):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from app.db.admin_models import Job
-from app.db.evaluation_repository import EvaluationRepository
+from app.db.repositories.evaluations import EvaluationRepository
 
 RETRAIN = "retrain"
 ACTIVATE = "activate"

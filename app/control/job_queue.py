@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.core.errors import ConflictError, NotFoundError
 from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job
 from app.db.engine import transaction
-from app.db.job_repository import JobRepository
+from app.db.repositories.jobs import JobRepository
 
 
 class JobService:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 
-class LabelledPair(Protocol):
+class PairRecord(Protocol):
     """A pair as stored or as sent: the document is a stored id or an inline text."""
 
     @property
@@ -39,7 +39,7 @@ class ExportedPair:
     label: float
 
 
-def export_pairs(pairs: Sequence[LabelledPair], texts: Mapping[str, str]) -> list[ExportedPair]:
+def export_pairs(pairs: Sequence[PairRecord], texts: Mapping[str, str]) -> list[ExportedPair]:
     """The pairs with their documents' texts (`texts`: stored id -> text); a pair whose stored document
     is gone is left out."""
     exported = []

@@ -24,7 +24,7 @@ from app.control.training_curve import TrainingCurve
 from app.control.training_process import TrainingProcess, describe_exit
 from app.db.blob_store import cached_input
 from app.db.models import utcnow
-from app.db.repository import CorpusRepository, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository, DocumentRepository
 from app.search.ranking_setting import ranking_record
 from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder

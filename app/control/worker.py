@@ -25,9 +25,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.control.job_context import JobCancelled, JobContext, Outcome
 from app.control.job_kinds import on_finished
-from app.db.changes import JOBS_CHANNEL, ChangeWaiter
 from app.db.engine import DATABASE_UNAVAILABLE, transaction
-from app.db.job_repository import JobRepository
+from app.db.notifications import JOBS_CHANNEL, ChangeWaiter
+from app.db.repositories.jobs import JobRepository
 from app.serving.context import ServiceContext
 
 log = logging.getLogger(__name__)

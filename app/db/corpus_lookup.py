@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import NotFoundError
 from app.db.models import Corpus
-from app.db.repository import CorpusRepository
+from app.db.repositories.corpora import CorpusRepository
 
 
 def corpus_not_found(corpus: str | int) -> NotFoundError:

@@ -7,7 +7,7 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.corpus_lookup import require_corpus
-from app.db.repository import DocumentRepository
+from app.db.repositories.corpora import DocumentRepository
 from app.search.hybrid import CANDIDATES, rerank, search_corpus
 from app.serving.state import ServingState
 from evaluation.datasets import BeirDataset

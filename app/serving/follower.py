@@ -14,9 +14,9 @@ import threading
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.admin_repository import ModelRepository
-from app.db.changes import ChangeWaiter
-from app.db.repository import CorpusMark, CorpusRepository
+from app.db.notifications import ChangeWaiter
+from app.db.repositories.corpora import CorpusMark, CorpusRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.serving.state import Serving
 
 log = logging.getLogger(__name__)

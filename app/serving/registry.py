@@ -20,10 +20,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.errors import ConfigurationError, ConflictError, NotFoundError
 from app.db.admin_models import ModelVersion
-from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
-from app.db.job_repository import MODEL_SLOT, JobRepository
-from app.db.repository import CorpusRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.jobs import MODEL_SLOT, JobRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.stores.artifacts.port import ArtifactRef, ArtifactStore
 from encoders.loader import version_folder
 from pairank.models import (

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
-from app.db.changes import watch_corpus_settings
+from app.db.corpus_settings import watch_corpus_settings
 from app.db.engine import make_engine, make_session_factory
 from app.serving.demo import seed_demo_corpus
 from app.serving.follower import DatabaseFollower
@@ -115,7 +115,7 @@ class Runtime:
         # Snapshots are written here, never on a request's path.
         settings = self.settings
         while not self._closed.wait(min(5.0, settings.checkpoint_seconds)):
-            self.serving.checkpoint_due(settings.checkpoint_changes, settings.checkpoint_seconds)
+            self.serving.write_due_checkpoints(settings.checkpoint_changes, settings.checkpoint_seconds)
 
     def close(self) -> None:
         """Stop background work, checkpoint what changed (a faster next start), release connections."""

@@ -11,9 +11,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.config import Settings
 from app.core.errors import NotReadyError
-from app.db.admin_repository import ModelRepository
-from app.db.changes import SettingsChanges
+from app.db.corpus_settings import SettingsChanges
 from app.db.engine import transaction
+from app.db.repositories.model_versions import ModelRepository
 from app.observability.metrics import ENCODER_METRICS
 from app.serving.checkpoints import CheckpointHealth
 from app.serving.encoder import Encoder, batching_config, encoder_options
@@ -162,7 +162,7 @@ class Serving:
             if settings is not None:
                 opened.settings = settings
 
-    def checkpoint_due(self, max_changes: int, max_seconds: float, *, force: bool = False) -> int:
+    def write_due_checkpoints(self, max_changes: int, max_seconds: float, *, force: bool = False) -> int:
         """Checkpoint every index with enough (or old enough) changes; returns how many were written.
 
         A corpus whose last checkpoint failed waits out its backoff unless `force` (the exit's own).
@@ -191,7 +191,7 @@ class Serving:
     def close(self) -> None:
         """Checkpoint what changed (a faster next start) and stop the encoder."""
         if self._state is not None and self._ready.is_set():
-            self.checkpoint_due(1, 0.0, force=True)
+            self.write_due_checkpoints(1, 0.0, force=True)
         if self._state is not None:
             self._state.encoder.close()
         self.other_models.close()

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.repository import CorpusRepository, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository, DocumentRepository
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import corpus_dir
 

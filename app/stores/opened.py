@@ -9,7 +9,7 @@ from typing import Generic
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.repository import CorpusRepository
+from app.db.repositories.corpora import CorpusRepository
 from app.stores.port import CorpusVectors, Handle
 
 

@@ -9,9 +9,9 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.changes import CorpusSettings
-from app.db.repository import CorpusRepository
-from app.db.vector_repository import Space, VectorRepository
+from app.db.corpus_settings import CorpusSettings
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.vectors import Space, VectorRepository
 from app.stores.port import Hits
 from indexes.lexical import LexicalIndex
 from indexes.spec import IndexSpec

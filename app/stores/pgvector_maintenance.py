@@ -14,7 +14,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.engine import transaction
-from app.db.vector_repository import VectorRepository, hnsw_index_name
+from app.db.repositories.vectors import VectorRepository, hnsw_index_name
 from app.db.vector_schema import build_hnsw, drop_hnsw_index
 from app.stores.lexical_store import save_lexical
 from app.stores.opened import checkpoint_due

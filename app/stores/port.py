@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 from sqlalchemy.orm import Session
 
-from app.db.changes import CorpusSettings
+from app.db.corpus_settings import CorpusSettings
 from indexes.lexical import LexicalIndex
 
 if TYPE_CHECKING:
     from app.db.models import Corpus
-    from app.db.repository import CorpusMark
+    from app.db.repositories.corpora import CorpusMark
 
 Hits = list[tuple[int, float]]  # (database document id, cosine), best first
 KnownVectors = dict[int, tuple[str, np.ndarray]]  # document id -> (text hash, vector) encoded by a writer

@@ -24,9 +24,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.core.errors import InvalidInputError, NotFoundError
 from app.db.admin_models import SCOPES, ApiKey
-from app.db.admin_repository import ApiKeyRepository
 from app.db.engine import transaction
 from app.db.models import utcnow
+from app.db.repositories.api_keys import ApiKeyRepository
 
 RANK = {scope: position for position, scope in enumerate(SCOPES)}
 _FORMAT = re.compile(r"^prk_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$")

@@ -17,9 +17,9 @@ from typing import Any
 from app.core.errors import ConflictError, InvalidInputError, NotFoundError
 from app.core.limits import check_text
 from app.db.admin_models import TrainingPair
-from app.db.admin_repository import PairRepository
 from app.db.corpus_lookup import require_corpus
-from app.db.repository import DocumentRepository, found_documents
+from app.db.repositories.corpora import DocumentRepository, found_documents
+from app.db.repositories.pairs import PairRepository
 from app.search.compare import Pool, gather_pools, rank_pool
 from app.search.hybrid import CANDIDATES
 from app.search.ranked import Ranking, ranked_documents

@@ -16,7 +16,7 @@ from app.core.text_hash import text_sha256
 from app.db.corpus_lookup import document_not_found, require_corpus
 from app.db.engine import transaction
 from app.db.models import Corpus, Document
-from app.db.repository import KEEP_METADATA, CorpusRepository, DocumentInput, DocumentRepository
+from app.db.repositories.corpora import KEEP_METADATA, CorpusRepository, DocumentInput, DocumentRepository
 from app.serving.context import ServiceContext
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors

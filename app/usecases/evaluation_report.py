@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.repository import CorpusRepository, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository, DocumentRepository
 from app.search.candidates import live_candidates
 from app.search.ranked import RankedItem
 from app.search.ranking_setting import RerankRequest

@@ -13,10 +13,10 @@ from app.core.errors import InvalidInputError, NotFoundError
 from app.core.limits import check_count, check_text
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
-from app.db.evaluation_repository import EvaluationRepository
-from app.db.job_repository import JobRepository
 from app.db.models import Evaluation, utcnow
-from app.db.repository import DocumentRepository
+from app.db.repositories.corpora import DocumentRepository
+from app.db.repositories.evaluations import EvaluationRepository
+from app.db.repositories.jobs import JobRepository
 from app.schemas.evaluations import EvaluationCreate
 from app.search.ranked import RankedItem
 from app.search.ranking_setting import RerankSetting

@@ -34,7 +34,7 @@ from app.db.admin_models import Job
 from app.db.blob_store import BlobRepository, cached_input
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
-from app.db.job_repository import JobRepository
+from app.db.repositories.jobs import JobRepository
 from app.schemas.json_safety import check_body
 from app.serving.context import ServiceContext
 from app.usecases.corpora import CorpusService

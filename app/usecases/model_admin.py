@@ -12,7 +12,7 @@ from typing import Any
 from app.control.activation import enqueue_activation
 from app.core.errors import InvalidInputError, NotFoundError
 from app.db.admin_models import Job, ModelVersion
-from app.db.admin_repository import ModelRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.serving.context import ServiceContext
 from app.serving.registry import DeletedModel
 from pairank.models import model_kind, resolve_model

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from app.db.admin_repository import ModelRepository
 from app.db.engine import database_problem
-from app.db.job_repository import JobRepository
-from app.db.repository import CorpusRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.jobs import JobRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.observability.metrics import ScrapeState
 from app.serving.runtime import Runtime
 

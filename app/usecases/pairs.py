@@ -10,11 +10,11 @@ from app.control.pair_export import ExportedPair, export_pairs
 from app.core.errors import NotFoundError
 from app.core.limits import check_count, check_text
 from app.db.admin_models import TrainingPair
-from app.db.admin_repository import PairRepository
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.models import utcnow
-from app.db.repository import DocumentRepository
+from app.db.repositories.corpora import DocumentRepository
+from app.db.repositories.pairs import PairRepository
 from app.serving.context import ServiceContext
 from evaluation.forward_splits import recent_holdout
 

@@ -11,7 +11,7 @@ import numpy as np
 from app.core.errors import InvalidInputError, NotFoundError
 from app.core.limits import check_count, check_text, check_texts
 from app.db.corpus_lookup import require_corpus
-from app.db.repository import DocumentRepository, found_documents
+from app.db.repositories.corpora import DocumentRepository, found_documents
 from app.observability.timing import stage
 from app.search.filtered import filtered_search, matching_ids, top_k
 from app.search.hybrid import CANDIDATES, rerank, search_corpus

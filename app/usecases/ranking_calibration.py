@@ -15,11 +15,11 @@ from typing import Any
 from app.control.pair_export import export_pairs
 from app.core.defaults import default_gate_metric
 from app.core.errors import ConflictError, InvalidInputError
-from app.db.admin_repository import PairRepository
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.models import utcnow
-from app.db.repository import DocumentRepository
+from app.db.repositories.corpora import DocumentRepository
+from app.db.repositories.pairs import PairRepository
 from app.search.candidates import live_candidates
 from app.search.ranking_setting import choose_ranking, ranking_record
 from app.serving.context import ServiceContext

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 import numpy as np
 
 from app.core.errors import ConflictError, NotFoundError
-from app.db.admin_repository import ModelRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.search.ranking_setting import RerankRequest, RerankSetting, resolve_rerank
 from app.serving.context import ServiceContext
 from indexes.fusion import minmax

@@ -15,11 +15,11 @@ from app.control.retrain_job import DEV_PAIRS, TRAIN_PAIRS, RetrainParams
 from app.core.defaults import default_gate_metric
 from app.core.errors import ConflictError, InvalidInputError
 from app.db.admin_models import Job
-from app.db.admin_repository import ModelRepository
 from app.db.blob_store import BlobRepository
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
-from app.db.job_repository import MODEL_SLOT, JobRepository
+from app.db.repositories.jobs import MODEL_SLOT, JobRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.schemas.admin import HardNegativesIn, RetrainRequest
 from app.serving.context import ServiceContext
 from app.usecases.pairs import PairInput, PairService

@@ -12,7 +12,7 @@ from app.core.limits import check_count, check_text
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.models import utcnow
-from app.db.repository import DocumentRepository
+from app.db.repositories.corpora import DocumentRepository
 from app.serving.context import ServiceContext
 from evaluation.pairs import best_f1_threshold
 

@@ -3,7 +3,7 @@
 Created on PostgreSQL when the store is pgvector (creating the extension when the role may, else
 failing with the command to run), or when the extension is already installed. Faiss deployments on a
 server without pgvector are left as they are; the pgvector store creates the tables at start-up if a
-deployment switches later (`app.db.vector_repository.ensure_vector_schema`, idempotent).
+deployment switches later (`app.db.repositories.vectors.ensure_vector_schema`, idempotent).
 
 Revision ID: 0009
 Revises: 0008

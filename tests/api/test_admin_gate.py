@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from app.db.repository import CorpusRepository
+from app.db.repositories.corpora import CorpusRepository
 from tests.api.test_admin import KEY, admin, finished, wait_job
 
 __all__ = ["admin"]  # the fixture, imported for pytest

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 
 from app.control.recovery import recover_interrupted_work
 from app.db.engine import transaction
-from app.db.evaluation_repository import EvaluationRepository
-from app.db.job_repository import JobRepository
+from app.db.repositories.evaluations import EvaluationRepository
+from app.db.repositories.jobs import JobRepository
 from app.serving.runtime import Runtime
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims, wait_for
 

@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.db.engine import transaction
-from app.db.repository import CorpusRepository
+from app.db.repositories.corpora import CorpusRepository
 from indexes.lexical import LexicalIndex
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
 

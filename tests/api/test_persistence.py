@@ -10,9 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.core.text_hash import text_sha256
-from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
-from app.db.repository import CorpusRepository, DocumentInput, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository, DocumentInput, DocumentRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.serving.runtime import Runtime
 from pairank.models import resolve_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims

@@ -12,8 +12,8 @@ from app.control.job_queue import JobService
 from app.control.worker import fail_expired
 from app.core.errors import ConflictError
 from app.db.engine import transaction
-from app.db.job_repository import MODEL_SLOT, JobRepository
 from app.db.models import utcnow
+from app.db.repositories.jobs import MODEL_SLOT, JobRepository
 
 
 def enqueue(

@@ -14,7 +14,7 @@ from app.control.worker import JobWorker
 from app.db.admin_models import Job
 from app.db.blob_store import BlobRepository
 from app.db.engine import transaction
-from app.db.job_repository import JobRepository
+from app.db.repositories.jobs import JobRepository
 from app.main import JOB_HANDLERS
 from app.schemas.admin import RetrainRequest
 from app.serving.runtime import Runtime

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from app.core.errors import ConfigurationError
-from app.db.admin_repository import ModelRepository
 from app.db.engine import transaction
+from app.db.repositories.model_versions import ModelRepository
 from app.serving.runtime import Runtime
 from pairank.models import resolve_model
 from tests.runtime_helpers import RuntimeFactory, serve

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import NotReadyError
-from app.db.admin_repository import ModelRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.ranking import RankingService

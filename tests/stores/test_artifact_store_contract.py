@@ -17,10 +17,10 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.admin_repository import ModelRepository
 from app.db.artifacts.model_files import ModelFile
 from app.db.blob_store import CHUNK_BYTES, Blob, BlobChunk
 from app.db.engine import transaction
+from app.db.repositories.model_versions import ModelRepository
 from app.stores.artifacts.database import DatabaseArtifactStore
 from app.stores.artifacts.local import LocalArtifactStore
 from app.stores.artifacts.port import ArtifactRef, ArtifactStore, ArtifactUnavailableError

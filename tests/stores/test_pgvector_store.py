@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.db.repository import CorpusRepository
-from app.db.vector_repository import VectorRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.vectors import VectorRepository
 from app.serving.runtime import Runtime
 from app.stores import pgvector_maintenance
 from app.usecases.corpora import CorpusService
@@ -128,7 +128,7 @@ def test_copy_rows_works_on_a_connection_no_repository_has_touched(writer: Runti
     from sqlalchemy.orm import Session
 
     from app.db.engine import transaction
-    from app.db.vector_repository import copy_rows
+    from app.db.repositories.vectors import copy_rows
 
     upsert(writer, {"c1": "5G towers spread the coronavirus"})
     with writer.sessions() as session:

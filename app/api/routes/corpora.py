@@ -9,7 +9,7 @@ from fastapi.responses import StreamingResponse
 
 from app.api.deps import CorpusServiceDep
 from app.api.params import CorpusNameParam, DocumentIdParam
-from app.api.security import READ, WRITE, ReadAccess, WriteAccess, require_corpus
+from app.api.security import READ, WRITE, ReadAccess, WriteAccess, check_corpus_access
 from app.core.errors import ConflictError, ForbiddenError
 from app.schemas.common import INT64_MAX
 from app.schemas.corpora import (
@@ -37,7 +37,7 @@ def _may_set(ranking: CorpusRanking | None, caller: WriteAccess, field: str) -> 
 @router.post("", status_code=201, response_model=CorpusOut, responses={**CONFLICT, **NOT_FOUND})
 def create_corpus(body: CorpusCreate, service: CorpusServiceDep, caller: WriteAccess) -> CorpusOut:
     """Create an empty corpus."""
-    require_corpus(caller, body.name)
+    check_corpus_access(caller, body.name)
     _may_set(body.ranking, caller, "ranking.rerank.model")
     index = body.index.model_dump() if body.index is not None else None
     ranking = body.ranking.model_dump() if body.ranking is not None else None

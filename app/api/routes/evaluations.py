@@ -7,7 +7,7 @@ from fastapi import APIRouter, Query
 from app.api.deps import CalibrationServiceDep, EvaluationServiceDep, RankingCalibrationServiceDep
 from app.api.params import CorpusNameParam, RecordIdParam
 from app.api.ranking_io import rerank_request
-from app.api.security import WRITE, ReadAccess, WriteAccess, require_corpus
+from app.api.security import WRITE, ReadAccess, WriteAccess, check_corpus_access
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
 from app.schemas.evaluations import (
     CalibrationOut,
@@ -35,7 +35,7 @@ def create_evaluation(
     """Queue an evaluation of the serving model (and of a re-ranking stage: the corpus's, or the
     request's); poll GET /v1/evaluations/{id} for the result."""
     if body.corpus is not None:
-        require_corpus(caller, body.corpus)
+        check_corpus_access(caller, body.corpus)
     rerank_request(body.rerank, caller)  # naming a re-ranker needs an admin key (403)
     return EvaluationOut.model_validate(service.submit(body))
 
@@ -59,7 +59,7 @@ def get_evaluation(
     """Status, metrics, per-query breakdown, model version and timing of one evaluation."""
     evaluation = service.get(evaluation_id)
     if evaluation.corpus_name is not None:
-        require_corpus(caller, evaluation.corpus_name)
+        check_corpus_access(caller, evaluation.corpus_name)
     return EvaluationOut.model_validate(evaluation)
 
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.admin_repository import ModelRepository
 from app.db.artifacts.model_files import FileEntry, ModelFileRepository
 from app.db.blob_store import BlobRepository
+from app.db.repositories.model_versions import ModelRepository
 from app.stores.artifacts.files import folder_lock, manifest_sha256, mismatches, scan_folder
 from app.stores.artifacts.port import ArtifactRef, ArtifactUnavailableError, StoredArtifact
 

@@ -11,9 +11,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
-from app.db.changes import CHANGES_CHANNEL, CorpusSettings, notify_changes
+from app.db.corpus_settings import CorpusSettings
 from app.db.metadata_filter import metadata_condition
 from app.db.models import Corpus, Document, DocumentChange, utcnow
+from app.db.notifications import CHANGES_CHANNEL, notify_changes
 
 __all__ = ["CHANGES_CHANNEL", "ChangeLog", "CorpusMark", "CorpusRepository", "DocumentRepository"]
 

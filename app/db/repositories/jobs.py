@@ -16,9 +16,9 @@ from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
 from app.db.admin_models import UNFINISHED_JOB_STATUSES, Job
-from app.db.changes import JOBS_CHANNEL, notify_changes
 from app.db.engine import insert_if_absent
 from app.db.models import utcnow
+from app.db.notifications import JOBS_CHANNEL, notify_changes
 
 MODEL_SLOT = "model"
 

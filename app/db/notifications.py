@@ -1,0 +1,88 @@
+"""Notifications between processes: corpus settings, document writes, activations, queued jobs.
+
+On PostgreSQL every corpus settings change (app/db/corpus_settings.py), document write and activation
+NOTIFYs `CHANGES_CHANNEL`, and every queued job `JOBS_CHANNEL`; the follower (app/serving/follower.py)
+and the job worker (app/control/worker.py) block on a LISTEN (`ChangeWaiter`), so their polls are only
+the fallback for a lost notification (every `LISTENING_POLL_SECONDS`). On SQLite, which has no
+notifications, they poll.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from typing import Any
+
+from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session
+
+log = logging.getLogger(__name__)
+
+CHANGES_CHANNEL = "pairank_changes"  # document writes, corpus settings, activations: followers LISTEN
+JOBS_CHANNEL = "pairank_jobs"  # a job was queued: job workers LISTEN
+
+
+def notify_changes(session: Session, payload: str, channel: str = CHANGES_CHANNEL) -> None:
+    """On PostgreSQL: wake every process LISTENing on `channel`, at commit (elsewhere nothing: they poll)."""
+    if session.get_bind().dialect.name == "postgresql":
+        session.connection().execute(
+            text("SELECT pg_notify(:channel, :payload)"), {"channel": channel, "payload": payload}
+        )
+
+
+LISTENING_POLL_SECONDS = 10.0  # the fallback poll while a LISTEN is up: well under 1 transaction/s
+
+
+class ChangeWaiter:
+    """Waits for the writers' NOTIFY on PostgreSQL; elsewhere (SQLite) it simply sleeps."""
+
+    def __init__(self, engine: Engine, channel: str = CHANGES_CHANNEL) -> None:
+        self._url = engine.url
+        self._channel = channel
+        self._connection: Any = None
+
+    def _connect(self) -> Any:
+        if self._url.get_backend_name() != "postgresql":
+            return None
+        if self._connection is None or self._connection.closed:
+            import psycopg
+
+            url = self._url.set(drivername="postgresql").render_as_string(hide_password=False)
+            self._connection = psycopg.connect(url, autocommit=True)
+            self._connection.execute(f"LISTEN {self._channel}")
+        return self._connection
+
+    def wait(
+        self, poll: float, closed: threading.Event, listening_poll: float = LISTENING_POLL_SECONDS
+    ) -> bool:
+        """Return when a change is announced (True), the poll's time passes, or `closed` is set: after
+        `poll` seconds without a LISTEN, after `max(poll, listening_poll)` with one."""
+        try:
+            connection = self._connect()
+        except Exception as error:  # noqa: BLE001 - the poll still runs; try to listen again next time
+            log.warning("cannot LISTEN on %s (%s); polling every %.1f s", self._channel, error, poll)
+            connection = self._connection = None
+        if connection is None:
+            closed.wait(poll)
+            return False
+        try:
+            # In slices of at most a second (a wait on the socket, no query), so that closing is quick.
+            deadline = time.monotonic() + max(poll, listening_poll)
+            while not closed.is_set() and (left := deadline - time.monotonic()) > 0:
+                for _ in connection.notifies(timeout=min(left, 1.0), stop_after=1):
+                    return True
+            return False
+        except Exception as error:  # noqa: BLE001 - a dropped connection is reopened on the next wait
+            log.warning("listening on %s failed: %s", self._channel, error)
+            self.close()
+            closed.wait(poll)
+            return False
+
+    def close(self) -> None:
+        """Close the listening connection."""
+        if self._connection is not None:
+            with contextlib.suppress(Exception):  # closing a broken connection may fail; nothing to do
+                self._connection.close()
+            self._connection = None
