@@ -94,7 +94,7 @@ def hard_negatives(data: Path) -> dict[str, Any]:
 def scored(encode: Any, dev_dir: Path, dataset: Dataset) -> dict[str, dict[str, float]]:
     """Each setting's metric means on one held-out fold."""
     data = load_beir(dev_dir, "dev")
-    candidates = candidate_scores(encode, data, dataset.task, pool=100)  # type: ignore[arg-type]
+    candidates = candidate_scores(encode, data, dataset.task, depth=100)  # type: ignore[arg-type]
     metrics = list(dataset.metrics)
     return {
         label: evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=metrics).means

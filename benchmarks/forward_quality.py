@@ -119,7 +119,7 @@ def score(encode: Any, folder: Path, dataset: Dataset) -> dict[str, dict[str, di
     """Each ranking setting's metric means on a block, over all its queries and over the unseen ones."""
     data = load_beir(folder / "dev", "dev")
     unseen = set(json.loads((folder / "unseen.json").read_text()))
-    candidates = candidate_scores(encode, data, dataset.task, pool=100)  # type: ignore[arg-type]
+    candidates = candidate_scores(encode, data, dataset.task, depth=100)  # type: ignore[arg-type]
     return {
         label: split_means(
             evaluate_ranking(data.qrels, fused_run(candidates, setting), metrics=list(dataset.metrics)),

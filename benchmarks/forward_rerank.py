@@ -59,7 +59,7 @@ def reranked_scores(
             pairs, base, encode, folder, RerankerConfig(seed=seed), pool, torch_device, progress=False
         )
     reranker = load_reranker(folder, device=torch_device)
-    candidates = candidate_scores(encode, data, task, pool=100)  # type: ignore[arg-type]
+    candidates = candidate_scores(encode, data, task, depth=100)  # type: ignore[arg-type]
     first = fused_run(candidates, first_stage)
     unseen = set(json.loads((cut_dir / "unseen.json").read_text()))
     deepest = max(RERANK_DEPTHS)

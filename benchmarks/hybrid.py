@@ -46,7 +46,7 @@ def run_dataset(encode: Any, folder: Path, mode: Literal["retrieval", "rerank"],
                 shown: tuple[str, ...]) -> dict[str, Any]:  # fmt: skip
     """Every setting's means, and the cross-validated choice by `metric`."""
     data = load_beir(folder, "dev")
-    candidates = candidate_scores(encode, data, mode, pool=100)
+    candidates = candidate_scores(encode, data, mode, depth=100)
     names = list(dict.fromkeys([metric, *shown]))
     reports = score_settings(candidates, data.qrels, names)
     table = {label: {m: report.means[m] for m in names} for label, report in reports.items()}

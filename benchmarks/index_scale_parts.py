@@ -21,7 +21,8 @@ from app.config import Settings
 from app.db.engine import make_engine, make_session_factory, transaction
 from app.db.migrate import upgrade_to_head
 from app.db.models import Document
-from app.db.repositories.corpora import CorpusRepository, DocumentInput, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.documents import DocumentInput, DocumentRepository
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from encoders.loader import EncoderOptions, load_encoder_backend

@@ -1,28 +1,28 @@
-"""Lexical and hybrid runs of a BEIR dataset, scored like the service ranks (indexes.fusion, BM25).
+"""Rankings of a BEIR dataset by every setting, scored like the service ranks (indexes/first_stage.py).
 
-`candidate_scores` encodes once and scores every query's candidates on both sides; `fused_run` turns
-them into a run for one ranking setting, so trying many settings (a calibration grid) costs one
-encoding. Retrieval candidates are the union of each side's top `pool` over the whole corpus, as in
-the service; re-ranking candidates are the query's judged documents.
+`candidate_scores` encodes once and gathers each query's pool (`Candidates`); `fused_run` ranks the
+pools under one setting, so trying many settings (a calibration grid) costs one encoding. Retrieval
+pools are those `rank` gathers for the same depth (each side's top max(depth, 100), both scored);
+re-ranking pools are the query's judged documents, as `rank` ranks given candidates. The live store
+(app/search/candidates.py) and vectors in memory (here) build the same `Candidates`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
-
-import numpy as np
 
 from evaluation.datasets import BeirDataset
 from evaluation.metrics import RankingReport, evaluate_ranking, order_scores
 from evaluation.model_eval import Encoder, Run, encode_unique
-from indexes.fusion import RankingSetting, fuse
-from indexes.lexical import LexicalIndex
+from indexes.first_stage import BOTH, CANDIDATES, MatrixCorpus, Pool, gather, given, rank_pool
+from indexes.fusion import RankingSetting
 
 __all__ = [
     "Candidates",
     "RankingSetting",
+    "Task",
     "candidate_scores",
     "fused_run",
     "per_query_values",
@@ -30,7 +30,7 @@ __all__ = [
     "setting_grid",
 ]
 
-_QUERY_CHUNK = 256
+Task = Literal["retrieval", "rerank"]
 
 
 def setting_grid(
@@ -48,70 +48,58 @@ def setting_grid(
 
 @dataclass(frozen=True)
 class Candidates:
-    """Per query: candidate document ids with their cosine and BM25 scores."""
+    """Per query id: its pool (indexes/first_stage.py); and the dataset id of every pooled document."""
 
-    ids: dict[str, list[str]]
-    dense: dict[str, np.ndarray]
-    lexical: dict[str, np.ndarray]
+    pools: dict[str, Pool]
+    names: Mapping[int, str]
 
 
 def candidate_scores(
-    encode: Encoder, dataset: BeirDataset, mode: Literal["retrieval", "rerank"], pool: int = 100
+    encode: Encoder, dataset: BeirDataset, mode: Task, depth: int = CANDIDATES, sides: Collection[str] = BOTH
 ) -> Candidates:
-    """Both scores of each query's candidates (see the module docstring for which candidates)."""
+    """Each query's pool over the dataset's corpus held in memory (see the module docstring)."""
     doc_ids = list(dataset.corpus)
-    lexical = LexicalIndex()
-    lexical.apply([(row, dataset.corpus[doc_id]) for row, doc_id in enumerate(doc_ids)])
-    doc_matrix, doc_rows = encode_unique(encode, [dataset.corpus[d] for d in doc_ids])
-    corpus = doc_matrix[[doc_rows[dataset.corpus[d]] for d in doc_ids]]
+    texts = [dataset.corpus[d] for d in doc_ids]
+    doc_matrix, doc_rows = encode_unique(encode, texts)
+    corpus = MatrixCorpus(doc_matrix[[doc_rows[t] for t in texts]], texts)
     query_ids = list(dataset.queries)
-    query_matrix, query_rows = encode_unique(encode, [dataset.queries[q] for q in query_ids])
-    row_of = {doc_id: row for row, doc_id in enumerate(doc_ids)}
-    result = Candidates({}, {}, {})
-    for start in range(0, len(query_ids), _QUERY_CHUNK):
-        chunk = query_ids[start : start + _QUERY_CHUNK]
-        vectors = query_matrix[[query_rows[dataset.queries[q]] for q in chunk]]
-        scores = vectors @ corpus.T if mode == "retrieval" else None
-        for position, query_id in enumerate(chunk):
-            text = dataset.queries[query_id]
-            if scores is not None:
-                row_scores = scores[position]
-                count = min(pool, len(doc_ids))
-                top = np.argpartition(-row_scores, count - 1)[:count] if count else np.zeros(0, np.int64)
-                rows = list(dict.fromkeys([*map(int, top), *(r for r, _ in lexical.search(text, pool))]))
-                dense = row_scores[rows]
-            else:
-                judged = [d for d in dataset.qrels.get(query_id, {}) if d in row_of]
-                rows = [row_of[d] for d in judged]
-                dense = corpus[rows] @ vectors[position] if rows else np.zeros(0)
-            bm25 = lexical.scores(text, rows)
-            result.ids[query_id] = [doc_ids[r] for r in rows]
-            result.dense[query_id] = np.asarray(dense, dtype=np.float64)
-            result.lexical[query_id] = np.array([bm25[r] for r in rows], dtype=np.float64)
-    return result
+    queries = [dataset.queries[q] for q in query_ids]
+    query_matrix, query_rows = encode_unique(encode, queries)
+    vectors = query_matrix[[query_rows[q] for q in queries]]
+    if mode == "retrieval":
+        pools = gather(corpus, queries, vectors, depth, sides)
+    else:
+        row_of = {doc_id: row for row, doc_id in enumerate(doc_ids)}
+        pools = [
+            given(corpus, text, vector, [row_of[d] for d in dataset.qrels.get(q, {}) if d in row_of], True)
+            for q, text, vector in zip(query_ids, queries, vectors, strict=True)
+        ]
+    return Candidates(dict(zip(query_ids, pools, strict=True)), dict(enumerate(doc_ids)))
 
 
-def fused_run(candidates: Candidates, setting: RankingSetting, top_k: int = 100) -> Run:
-    """The run {query: {doc: score}} of one setting: its top_k candidates with a strictly falling score.
+def fused_run(candidates: Candidates, setting: RankingSetting, top_k: int = CANDIDATES) -> Run:
+    """The run {query: {doc: score}} of one setting: each pool's top_k, ranked as `rank` ranks it.
 
-    Scores are replaced by rank-derived values so that trec_eval-style ordering (by score, ties by
-    document id) keeps exactly the fused order, ties included.
+    Scores are rank-derived so that trec_eval-style ordering (by score, ties by document id) keeps
+    exactly this order, ties included.
     """
     run: Run = {}
-    for query_id, ids in candidates.ids.items():
-        dense = dict(enumerate(candidates.dense[query_id].tolist()))
-        lexical = dict(enumerate(candidates.lexical[query_id].tolist()))
-        hits = fuse(dense, lexical, setting, top_k)
-        run[query_id] = order_scores([ids[hit.doc_id] for hit in hits])
+    names = candidates.names
+    for query_id, pool in candidates.pools.items():
+        hits = rank_pool(pool, setting, top_k)
+        run[query_id] = order_scores([names[h.doc_id] for h in hits if h.doc_id in names])
     return run
 
 
 def score_settings(
-    candidates: Candidates, qrels: Mapping[str, Mapping[str, int]], metrics: Sequence[str]
+    candidates: Candidates,
+    qrels: Mapping[str, Mapping[str, int]],
+    metrics: Sequence[str],
+    top_k: int = CANDIDATES,
 ) -> dict[str, RankingReport]:
     """Every setting of `setting_grid()` scored on the same candidates: label -> report."""
     return {
-        setting.label: evaluate_ranking(qrels, fused_run(candidates, setting), metrics=list(metrics))
+        setting.label: evaluate_ranking(qrels, fused_run(candidates, setting, top_k), metrics=list(metrics))
         for setting in setting_grid()
     }
 

@@ -111,7 +111,7 @@ def evaluate_folder(
         dataset = load_beir(folder, split)
         mode = cast(Literal["retrieval", "rerank"], chosen_task)
         if ranking is not None and ranking.mode != "dense":  # BM25 alone or fused with the bi-encoder
-            run = fused_run(candidate_scores(encode, dataset, mode, pool=max(top_k, 100)), ranking, top_k)
+            run = fused_run(candidate_scores(encode, dataset, mode, depth=top_k), ranking, top_k)
             ranked = evaluate_ranking(dataset.qrels, run, relevance_level=level, cutoffs=cutoffs)
             report.update(ranking=asdict(ranking))
         else:

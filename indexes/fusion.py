@@ -9,7 +9,7 @@ fusion (RRF) ignores the scores: sum over the two rankings of 1 / (60 + rank), r
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,9 +18,8 @@ from indexes.fusion_defaults import DEFAULT_ALPHA
 __all__ = [
     "DEFAULT_ALPHA",
     "RRF_K",
-    "FusedHit",
+    "Hit",
     "RankingSetting",
-    "fuse",
     "fuse_linear",
     "fuse_rrf",
     "minmax",
@@ -46,13 +45,19 @@ class RankingSetting:
 
 
 @dataclass(frozen=True)
-class FusedHit:
-    """One candidate: its id, fused score and the two component scores (raw, before normalisation)."""
+class Hit:
+    """One ranked document: its id and score, and in lexical and hybrid modes the two component scores
+    (raw, before normalisation)."""
 
     doc_id: int
     score: float
-    dense: float
-    lexical: float
+    dense: float | None = None  # the cosine (None in dense mode, where it is the score)
+    lexical: float | None = None  # the BM25 score
+
+    @property
+    def cosine(self) -> float:
+        """The document's cosine with the query, whatever the mode ranked by."""
+        return self.dense if self.dense is not None else self.score
 
 
 def minmax(values: np.ndarray) -> np.ndarray:
@@ -65,16 +70,12 @@ def minmax(values: np.ndarray) -> np.ndarray:
     return (values - low) / (high - low)
 
 
-def _ordered(
-    ids: list[int], fused: np.ndarray, dense: np.ndarray, lexical: np.ndarray, k: int
-) -> list[FusedHit]:
+def _ordered(ids: list[int], fused: np.ndarray, dense: np.ndarray, lexical: np.ndarray, k: int) -> list[Hit]:
     order = np.lexsort((np.asarray(ids), -dense, -fused))[:k]  # ties: the denser, then the smaller id
-    return [FusedHit(ids[i], float(fused[i]), float(dense[i]), float(lexical[i])) for i in order]
+    return [Hit(ids[i], float(fused[i]), float(dense[i]), float(lexical[i])) for i in order]
 
 
-def fuse_linear(
-    dense: Mapping[int, float], lexical: Mapping[int, float], alpha: float, k: int
-) -> list[FusedHit]:
+def fuse_linear(dense: Mapping[int, float], lexical: Mapping[int, float], alpha: float, k: int) -> list[Hit]:
     """The k best candidates by normalised linear fusion; every candidate needs its dense score."""
     ids = list(dense)
     dense_scores = np.array([dense[i] for i in ids], dtype=np.float64)
@@ -83,7 +84,7 @@ def fuse_linear(
     return _ordered(ids, fused, dense_scores, lexical_scores, k)
 
 
-def fuse_rrf(dense: Mapping[int, float], lexical: Mapping[int, float], k: int) -> list[FusedHit]:
+def fuse_rrf(dense: Mapping[int, float], lexical: Mapping[int, float], k: int) -> list[Hit]:
     """The k best candidates by reciprocal-rank fusion of the two score lists."""
     ids = list(dense)
     dense_scores = np.array([dense[i] for i in ids], dtype=np.float64)
@@ -95,17 +96,3 @@ def fuse_rrf(dense: Mapping[int, float], lexical: Mapping[int, float], k: int) -
         ranks[order] = np.arange(1, len(ids) + 1)
         fused += np.where(present, 1.0 / (RRF_K + ranks), 0.0)
     return _ordered(ids, fused, dense_scores, lexical_scores, k)
-
-
-def fuse(
-    dense: Mapping[int, float], lexical: Mapping[int, float], setting: RankingSetting, k: int
-) -> list[FusedHit]:
-    """The k best candidates under one setting; in `lexical` mode the score is the raw BM25 (the cosine
-    only breaks ties), in `dense` mode the normalised cosine order."""
-    if setting.mode == "lexical":
-        return [replace(hit, score=hit.lexical) for hit in fuse_linear(dense, lexical, 1.0, k)]
-    if setting.mode == "dense":
-        return fuse_linear(dense, lexical, 0.0, k)
-    if setting.fusion == "rrf":
-        return fuse_rrf(dense, lexical, k)
-    return fuse_linear(dense, lexical, setting.alpha, k)

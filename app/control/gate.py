@@ -1,22 +1,28 @@
 """The retraining gate: score the candidate and the active model on the same dev set and metric, each
-at its own calibrated ranking mode (dense, lexical or hybrid; docs/concepts/ranking.md)."""
+at its own calibrated ranking mode (dense, lexical or hybrid; docs/concepts/ranking.md), through the one
+first stage (indexes/first_stage.py): the active model on the live store, exactly the lists `rank`
+serves (`served_candidates`), the candidate, which serves no index yet, on its vectors in memory
+(`offline_candidates`), gathered and ranked by the same code."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
+from sqlalchemy.orm import Session, sessionmaker
 
 from app.control.pair_export import ExportedPair
+from app.search.candidates import live_candidates
 from app.search.ranking_setting import RankingChoice, choose_ranking, given_ranking, stored_setting
+from app.serving.state import ServingState
 from evaluation.datasets import BeirDataset
-from evaluation.hybrid_eval import candidate_scores, score_settings
+from evaluation.hybrid_eval import Candidates, Task, candidate_scores, score_settings
 from evaluation.judgements import judge_pairs, pair_task
 from evaluation.metrics import RankingReport, parse_metric
-from evaluation.model_eval import evaluate_beir
 from evaluation.selection import query_groups
+from indexes.first_stage import CANDIDATES
 from indexes.fusion import RankingSetting
 
 GATE_SOURCE = "retraining gate"  # the `source` of the ranking choice a gate stores for its candidate
@@ -30,7 +36,7 @@ class GateDataset:
     """The dev set as a ranking task, and how to rank it."""
 
     dataset: BeirDataset
-    mode: Literal["retrieval", "rerank"]
+    mode: Task
 
 
 def build_gate_dataset(corpus: dict[str, str], dev: Sequence[ExportedPair]) -> GateDataset:
@@ -42,20 +48,16 @@ def build_gate_dataset(corpus: dict[str, str], dev: Sequence[ExportedPair]) -> G
     return GateDataset(judge_pairs(dev, corpus, name="gate"), pair_task(dev))
 
 
-def gate_metrics(
-    encode: Callable[[Sequence[str]], np.ndarray], gate: GateDataset, gate_metric: str
-) -> dict[str, float]:
-    """The gate metric and a few companions for one model."""
-    return gate_report(encode, gate, gate_metric).means
+def served_candidates(
+    state: ServingState, sessions: sessionmaker[Session], corpus: str, gate: GateDataset
+) -> Candidates:
+    """The dev queries' pools as the serving model's live store gathers them for `rank`."""
+    return live_candidates(state, sessions, corpus, gate.dataset, gate.mode, CANDIDATES)
 
 
-def gate_report(
-    encode: Callable[[Sequence[str]], np.ndarray], gate: GateDataset, gate_metric: str
-) -> RankingReport:
-    """Means and per-query values of the gate metric and its companions for one model."""
-    parse_metric(gate_metric)
-    names = list(dict.fromkeys([gate_metric, *REPORTED]))
-    return evaluate_beir(encode, gate.dataset, gate.mode, metrics=names, top_k=100)
+def offline_candidates(encode: Callable[[Sequence[str]], np.ndarray], gate: GateDataset) -> Candidates:
+    """The dev queries' pools for a model that serves no index yet: its vectors of the corpus in memory."""
+    return candidate_scores(encode, gate.dataset, gate.mode, CANDIDATES)
 
 
 def paired_noise(candidate: RankingReport, active: RankingReport, metric: str) -> dict[str, float]:
@@ -73,12 +75,13 @@ def paired_noise(candidate: RankingReport, active: RankingReport, metric: str) -
 @dataclass(frozen=True)
 class ModeReport:
     """One model on the dev set at its calibrated mode: the choice (setting, each setting's mean), its
-    report, and where the choice came from."""
+    report, every setting's report, and where the choice came from."""
 
     choice: RankingChoice
     report: RankingReport
     source: str  # "stored": the corpus's calibration for this model; "dev": chosen on the dev queries;
     # "default": the corpus's default ranking (else dense), the dev set being too small to choose on
+    reports: Mapping[str, RankingReport]  # every setting of the grid, by label
 
     @property
     def setting(self) -> RankingSetting:
@@ -92,29 +95,30 @@ class ModeReport:
 
 
 def mode_report(
-    encode: Callable[[Sequence[str]], np.ndarray],
+    candidates: Candidates,
     gate: GateDataset,
     gate_metric: str,
     stored: Mapping[str, Any] | None = None,
     default: Mapping[str, Any] | None = None,
 ) -> ModeReport:
-    """Score every ranking setting on the dev set; the model's mode is `stored` (the corpus's calibration
-    for this model) when given, else the one the calibration protocol picks on the dev queries
-    (grouped 5-fold cross-validated choice, as `calibrate-ranking` does); when the dev queries form fewer
-    than MODE_CHOICE_MIN_GROUPS groups, the corpus's `default` ranking (what it serves uncalibrated),
-    else dense."""
+    """Score every ranking setting on the dev queries' pools (`served_candidates` or
+    `offline_candidates`); the model's mode is `stored` (the corpus's calibration for this model) when
+    given, else the one the calibration protocol picks on the dev queries (grouped 5-fold
+    cross-validated choice, as `calibrate-ranking` does); when the dev queries form fewer than
+    MODE_CHOICE_MIN_GROUPS groups, the corpus's `default` ranking (what it serves uncalibrated), else
+    dense."""
     parse_metric(gate_metric)
     names = list(dict.fromkeys([gate_metric, *REPORTED]))
-    candidates = candidate_scores(encode, gate.dataset, gate.mode)
     reports = score_settings(candidates, gate.dataset.qrels, names)
     saved = stored_setting(stored)
     if saved is not None and saved.label in reports:
-        return ModeReport(given_ranking(saved, reports, gate_metric), reports[saved.label], "stored")
+        return ModeReport(given_ranking(saved, reports, gate_metric), reports[saved.label], "stored", reports)
     if len(query_groups(gate.dataset.qrels)) < MODE_CHOICE_MIN_GROUPS:
         # A choice among 13 settings on a handful of queries is noise.
         fallback = stored_setting(default)
         if fallback is None or fallback.label not in reports:
             fallback = RankingSetting("dense")
-        return ModeReport(given_ranking(fallback, reports, gate_metric), reports[fallback.label], "default")
+        chosen = given_ranking(fallback, reports, gate_metric)
+        return ModeReport(chosen, reports[fallback.label], "default", reports)
     choice = choose_ranking(reports, gate.dataset.qrels, gate_metric, MODE_CHOICE_FOLDS)
-    return ModeReport(choice, reports[choice.setting.label], "dev")
+    return ModeReport(choice, reports[choice.setting.label], "dev", reports)

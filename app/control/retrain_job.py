@@ -16,7 +16,15 @@ from typing import Any
 import yaml
 
 from app.control.activation import activation_job
-from app.control.gate import GATE_SOURCE, GateDataset, build_gate_dataset, mode_report, paired_noise
+from app.control.gate import (
+    GATE_SOURCE,
+    GateDataset,
+    build_gate_dataset,
+    mode_report,
+    offline_candidates,
+    paired_noise,
+    served_candidates,
+)
 from app.control.gate_cv import FORWARD_MIN_TRAIN, cross_validated_gate
 from app.control.job_context import JobContext, Outcome
 from app.control.pair_export import ExportedPair, read_pairs
@@ -24,7 +32,8 @@ from app.control.training_curve import TrainingCurve
 from app.control.training_process import TrainingProcess, describe_exit
 from app.db.blob_store import cached_input
 from app.db.models import utcnow
-from app.db.repositories.corpora import CorpusRepository, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.documents import DocumentRepository
 from app.search.ranking_setting import ranking_record
 from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder
@@ -252,12 +261,16 @@ class RetrainRun:
         self, candidate_encode: Any, active: ServingState, dataset: GateDataset, version: str
     ) -> dict[str, Any]:
         """Both models on the dev set, each at its calibrated ranking mode (the active one's stored mode
-        when the corpus has one for it), compared by the paired noise band."""
+        when the corpus has one for it), compared by the paired noise band: the active model through
+        the live store, as `rank` serves it, the candidate through the same first stage in memory."""
         metric = self.params.gate_metric
         stored = self.stored_calibration
         stored = stored if stored and stored.get("model") == active.model_version else None
-        new = mode_report(candidate_encode, dataset, metric, default=self.default_ranking)
-        old = mode_report(active.encoder.encode_bulk, dataset, metric, stored, self.default_ranking)
+        new = mode_report(
+            offline_candidates(candidate_encode, dataset), dataset, metric, default=self.default_ranking
+        )
+        served = served_candidates(active, self.service.sessions, self.params.corpus, dataset)
+        old = mode_report(served, dataset, metric, stored, self.default_ranking)
         delta = new.report.means[metric] - old.report.means[metric]
         noise = paired_noise(new.report, old.report, metric)
         significant = delta > noise["noise_band"]

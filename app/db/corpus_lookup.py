@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy.orm import Session
 
 from app.core.errors import NotFoundError
 from app.db.models import Corpus
 from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.documents import DocumentReader
 
 
 def corpus_not_found(corpus: str | int) -> NotFoundError:
@@ -29,3 +32,15 @@ def require_corpus(session: Session, corpus: str | int, *, lock: bool = False) -
 def document_not_found(corpus: str, doc_id: str) -> NotFoundError:
     """The error for a document id that the corpus does not hold."""
     return NotFoundError(f"document {doc_id!r} does not exist in corpus {corpus!r}", field="id")
+
+
+def require_documents(
+    session: Session, corpus_id: int, corpus_name: str, external_ids: Sequence[str], field: str
+) -> dict[str, int]:
+    """External id -> database id of each given document (no corpus row read); NotFoundError naming
+    `field` and the missing ids, first missing first."""
+    found = DocumentReader(session, corpus_id).ids_of(external_ids)
+    missing = [doc_id for doc_id in dict.fromkeys(external_ids) if doc_id not in found]
+    if missing:
+        raise NotFoundError(f"{field}: documents not in corpus {corpus_name!r}: {missing[:10]}", field=field)
+    return found

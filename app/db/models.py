@@ -167,6 +167,7 @@ class Evaluation(Base):
     request: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False)
     metrics: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     per_query: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    ranking: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # the first stage's setting
     rerank: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # the stage that ran
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)

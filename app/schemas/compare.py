@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 from app.schemas.common import NonBlankText
 from app.schemas.evaluations import MetricName
-from app.schemas.ranking import RankingOptions, RankingUsed, RankResponse, RerankOptions
+from app.schemas.ranking import MetadataFilter, RankingOptions, RankingUsed, RankResponse, RerankOptions
 from app.schemas.requests import RequestModel
 
 CompareDepth = Field(
@@ -36,6 +36,7 @@ class CompareRequest(RequestModel):
 
     query: NonBlankText
     k: int = CompareDepth
+    filter: MetadataFilter | None = Field(None, description="Both sides rank only the documents it admits.")
     left: CompareSide = Field(
         default_factory=CompareSide, description="Default: the corpus as `rank` ranks it."
     )
@@ -63,6 +64,7 @@ class CompareMetricsRequest(RequestModel):
         description="Metric names (as in evaluations). Default: MRR, HasPositive@1, HasPositive@10, MAP.",
     )
     limit: int = Field(200, ge=1, le=1000, description="Score the most recently judged this many queries.")
+    filter: MetadataFilter | None = Field(None, description="Both sides rank only the documents it admits.")
 
 
 class SideMetricsOut(BaseModel):

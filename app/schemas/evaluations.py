@@ -9,7 +9,7 @@ from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field,
 from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import CorpusName, Description, DocumentId, NonBlankText, limited
-from app.schemas.ranking import RerankOptions, RerankUsed
+from app.schemas.ranking import MetadataFilter, RankingModeName, RankingUsed, RerankOptions, RerankUsed
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
 from evaluation.metric_names import METRIC_FAMILIES, parse_metric
 from indexes.fusion_defaults import DEFAULT_ALPHA
@@ -75,12 +75,25 @@ class EvaluationCreate(RequestModel):
     )
     cutoffs: list[Annotated[int, Field(ge=1, le=1000)]] | None = Field(None, min_length=1)
     top_k: int = Field(100, ge=1, le=1000, description="Retrieval depth per query.")
-    ranking: Literal["dense", "lexical", "hybrid"] = Field(
-        "dense", description="Rank with the bi-encoder, BM25, or both fused (docs/concepts/ranking.md)."
+    ranking: RankingModeName | SkipJsonSchema[None] = Field(
+        None,
+        description="Rank with the bi-encoder, BM25, or both fused (docs/concepts/ranking.md). Default: a "
+        "corpus as `rank` ranks it (its calibration for the serving model, else its default); inline "
+        "documents: dense.",
     )
-    alpha: float = Field(DEFAULT_ALPHA, ge=0, le=1, description="hybrid: the lexical weight (0: dense only).")
-    fusion: Literal["linear", "rrf"] = Field(
-        "linear", description="hybrid: linear mix or reciprocal-rank fusion."
+    alpha: float | SkipJsonSchema[None] = Field(
+        None,
+        ge=0,
+        le=1,
+        description="hybrid: the lexical weight (0: dense only). Default: the corpus's, else "
+        f"{DEFAULT_ALPHA:g}.",
+    )
+    fusion: Literal["linear", "rrf"] | SkipJsonSchema[None] = Field(
+        None, description="hybrid: linear mix or reciprocal-rank fusion. Default: the corpus's, else linear."
+    )
+    filter: MetadataFilter | SkipJsonSchema[None] = Field(
+        None,
+        description="A corpus evaluation: rank only the documents this metadata filter admits, as `rank`.",
     )
     rerank: RerankOptions | None = Field(
         None,
@@ -92,12 +105,16 @@ class EvaluationCreate(RequestModel):
     @model_validator(mode="before")
     @classmethod
     def _no_nulls(cls, data: Any) -> Any:
-        return no_nulls(data, "corpus", "documents")
+        return no_nulls(data, "corpus", "documents", "ranking", "alpha", "fusion", "filter")
 
     @model_validator(mode="after")
     def _one_document_source(self) -> EvaluationCreate:
         if (self.corpus is None) == (self.documents is None):
             raise ValueError("give exactly one of `corpus` or `documents`")
+        if self.filter is not None and self.documents is not None:
+            raise ValueError(
+                "`filter` applies to a corpus's metadata: give it with `corpus`, not `documents`"
+            )
         return self
 
 
@@ -113,6 +130,9 @@ class EvaluationOut(BaseModel):
     model: str | None = Field(validation_alias=AliasChoices("model_version", "model"))
     metrics: dict[str, float] | None
     per_query: dict[str, dict[str, float]] | None
+    ranking: RankingUsed | None = Field(
+        None, description="The first stage's setting the evaluation ranked by (null while queued)."
+    )
     rerank: RerankUsed | None = Field(None, description="The re-ranking stage the evaluation ran, if any.")
     error: str | None
     query_count: int

@@ -1,55 +1,60 @@
-"""Each judged query's candidates from the live store, with both scores: what calibration and
-evaluation rank, gathered exactly as `rank` gathers them."""
+"""Judged queries ranked on the live store: what calibrate-ranking, corpus evaluations and the gate's
+active side score, gathered by the one first stage exactly as `rank` gathers them."""
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Collection
+
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.corpus_lookup import require_corpus
-from app.db.repositories.corpora import DocumentRepository
-from app.search.hybrid import CANDIDATES, rerank, search_corpus
+from app.db.repositories.documents import DocumentReader
+from app.search.first_stage import LiveCorpus
 from app.serving.state import ServingState
 from evaluation.datasets import BeirDataset
-from evaluation.hybrid_eval import Candidates
-from indexes.fusion import RankingSetting
+from evaluation.hybrid_eval import Candidates, Task
+from indexes.first_stage import BOTH, gather, given
 
 
 def live_candidates(
-    state: ServingState, sessions: sessionmaker[Session], name: str, dataset: BeirDataset, mode: str
+    state: ServingState,
+    sessions: sessionmaker[Session],
+    name: str,
+    dataset: BeirDataset,
+    task: Task,
+    depth: int,
+    sides: Collection[str] = BOTH,
+    conditions: dict[str, object] | None = None,
 ) -> Candidates:
-    """Each query's candidates from the live indexes, with both scores, under the dataset's ids.
+    """Each query's pool from the live indexes, under the dataset's (external) ids.
 
-    Retrieval: each side's top CANDIDATES over the corpus, as `rank` gathers them; re-ranking: the
-    query's judged documents. Ids are the corpus's external ids.
+    Retrieval: the pool `rank` gathers for `depth` results by `sides` (and a filter's `conditions`);
+    re-ranking: the query's judged documents, as `rank` ranks given candidates.
     """
     opened = state.store.get(name)
+    corpus = LiveCorpus(state.store, opened)
     query_ids = list(dataset.queries)
-    vectors = state.encoder.encode_bulk([dataset.queries[q] for q in query_ids], label="ranking candidates")
+    texts = [dataset.queries[q] for q in query_ids]
+    vectors = state.encoder.encode_bulk(texts, label="ranking candidates")
     with sessions() as session:
-        corpus = require_corpus(session, name)
+        reader = DocumentReader(session, opened.corpus_id)
         judged = [d for judgements in dataset.qrels.values() for d in judgements]
-        database_id = DocumentRepository(session, corpus).ids_of(judged)
-    hybrid = RankingSetting("hybrid", 0.5)
-    all_hits = {}
-    for query_id, vector in zip(query_ids, vectors, strict=True):
-        text = dataset.queries[query_id]
-        if mode == "retrieval":
-            dense_hits = opened.search_one(vector, CANDIDATES)
-            all_hits[query_id] = search_corpus(
-                state.store, opened, text, vector, 2 * CANDIDATES, hybrid, dense_hits
-            )
-        else:
-            ids = [database_id[d] for d in dataset.qrels.get(query_id, {}) if d in database_id]
-            all_hits[query_id] = rerank(state.store, opened, text, vector, ids, len(ids), hybrid)
+        database_id = reader.ids_of(judged) if task == "rerank" else {}
+        allowed = reader.ids_matching(conditions) if conditions else None
+    if task == "retrieval":
+        pools = gather(corpus, texts, vectors, depth, sides, allowed)
+    else:
+        judged_ids = [
+            [database_id[d] for d in dataset.qrels.get(q, {}) if d in database_id] for q in query_ids
+        ]
+        pools = [
+            given(corpus, text, vector, ids, lexical=True)
+            for text, vector, ids in zip(texts, vectors, judged_ids, strict=True)
+        ]
     with sessions() as session:
-        corpus = require_corpus(session, name)
-        seen = sorted({h.doc_id for hits in all_hits.values() for h in hits})
-        external = {d: e for d, (e, _) in DocumentRepository(session, corpus).by_ids(seen).items()}
-    result = Candidates({}, {}, {})
-    for query_id, hits in all_hits.items():
-        kept = [h for h in hits if h.doc_id in external]
-        result.ids[query_id] = [external[h.doc_id] for h in kept]
-        result.dense[query_id] = np.array([h.dense for h in kept], dtype=np.float64)
-        result.lexical[query_id] = np.array([h.lexical for h in kept], dtype=np.float64)
-    return result
+        require_corpus(session, opened.corpus_id)  # deleted meanwhile: the one 404
+        seen = sorted({d for pool in pools for d in pool.ids})
+        names = {
+            d: external for d, (external, _) in DocumentReader(session, opened.corpus_id).by_ids(seen).items()
+        }
+    return Candidates(dict(zip(query_ids, pools, strict=True)), names)

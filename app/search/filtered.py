@@ -16,7 +16,7 @@ import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.corpus_lookup import require_corpus
-from app.db.repositories.corpora import DocumentRepository
+from app.db.repositories.documents import DocumentRepository
 from app.stores.port import CorpusVectors, VectorStore
 
 EXACT_LIMIT = 50_000

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from app.search.ranking_setting import RankingSetting, RerankSetting
+from indexes.fusion import Hit
 
 
 @dataclass(frozen=True)
@@ -54,24 +55,8 @@ class DuplicateReport:
     ranking: RankingSetting
 
 
-class ScoredHit(Protocol):
-    """A search hit of any mode: its database id, score and, in lexical and hybrid modes, its components."""
-
-    @property
-    def doc_id(self) -> int: ...
-
-    @property
-    def score(self) -> float: ...
-
-    @property
-    def dense(self) -> float | None: ...
-
-    @property
-    def lexical(self) -> float | None: ...
-
-
 def ranked_documents(
-    hits: Iterable[ScoredHit], found: Mapping[int, tuple[str, str, dict[str, Any] | None]]
+    hits: Iterable[Hit], found: Mapping[int, tuple[str, str, dict[str, Any] | None]]
 ) -> list[RankedItem]:
     """Hits as ranked documents, given the documents read for them (id, text, metadata by database id);
     a hit whose document was deleted meanwhile is left out and the ranks close up."""

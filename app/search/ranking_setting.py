@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from evaluation.hybrid_eval import per_query_values, setting_grid
 from evaluation.metrics import RankingReport
@@ -36,6 +36,7 @@ __all__ = [
     "ranking_record",
     "resolve_mode",
     "resolve_rerank",
+    "served_setting",
     "stored_rerank",
     "stored_setting",
 ]
@@ -131,6 +132,21 @@ def resolve_mode(
         alpha=float(asked.alpha if asked.alpha is not None else base.alpha),
         fusion=asked.fusion or base.fusion,
     )
+
+
+class CorpusRankings(Protocol):
+    """What a corpus holds of its ranking: a corpus row, or the copy its opened index keeps."""
+
+    @property
+    def ranking_calibration(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def default_ranking(self) -> Mapping[str, Any] | None: ...
+
+
+def served_setting(corpus: CorpusRankings, requested: RankingRequest | None, model: str) -> RankingSetting:
+    """The setting a corpus request ranks by with `model` serving: `resolve_mode` over the corpus's own."""
+    return resolve_mode(requested, corpus.ranking_calibration, model, corpus.default_ranking)
 
 
 @dataclass(frozen=True)

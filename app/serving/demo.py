@@ -13,7 +13,8 @@ from app.core.defaults import DEFAULT_RANKING_BY_KIND
 from app.core.errors import ConflictError
 from app.core.text_hash import text_sha256
 from app.db.engine import transaction
-from app.db.repositories.corpora import CorpusRepository, DocumentInput, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.documents import DocumentInput, DocumentRepository
 
 DEMO_CORPUS = "demo-claims"
 log = logging.getLogger(__name__)

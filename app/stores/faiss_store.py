@@ -25,7 +25,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from app.db.corpus_lookup import require_corpus
 from app.db.corpus_settings import CorpusSettings
-from app.db.repositories.corpora import ChangeLog, CorpusMark, CorpusRepository, DocumentRepository
+from app.db.repositories.corpora import ChangeLog, CorpusMark, CorpusRepository
+from app.db.repositories.documents import DocumentRepository
 from app.stores.lexical_store import lexical_operations, open_lexical, save_lexical
 from app.stores.opened import OpenedCorpora, checkpoint_due
 from app.stores.port import Hits, KnownVectors

@@ -16,7 +16,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.repositories.corpora import CorpusRepository, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.documents import DocumentRepository
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import corpus_dir
 

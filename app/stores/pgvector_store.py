@@ -26,7 +26,8 @@ from app.db.corpus_lookup import corpus_not_found, require_corpus
 from app.db.corpus_settings import CorpusSettings
 from app.db.engine import transaction
 from app.db.models import Corpus
-from app.db.repositories.corpora import ChangeLog, CorpusMark, CorpusRepository, DocumentRepository
+from app.db.repositories.corpora import ChangeLog, CorpusMark, CorpusRepository
+from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.vectors import Space, VectorRepository, copy_rows
 from app.db.vector_schema import drop_hnsw_indexes, ensure_vector_schema
 from app.stores.lexical_store import lexical_operations, open_lexical

@@ -3,7 +3,10 @@
 A side is a model (the serving one unless a registered version is named) and a ranking setting (the
 request's, else the corpus's calibration for that model, else its default), exactly as `rank` resolves
 them, and a re-ranking stage (the side's, else the corpus's) re-orders each side's top as `rank` does.
-Both sides rank the same candidate pool (app/search/compare.py). The judged queries are the
+Both sides rank the same pool, gathered once on both sides by the one first stage
+(indexes/first_stage.py), so each side's list is the one `rank` returns for it, filter included. Another
+model re-scores the pool's cosines with its own vectors: what it would return once activated, except a
+document that neither the serving model nor BM25 puts in its top CANDIDATES. The judged queries are the
 corpus's stored pairs of stored documents, judged by the one rule (evaluation/judgements.py); a query
 counts when it has a relevant document; unjudged documents are not relevant, as in trec_eval.
 """
@@ -17,13 +20,11 @@ from typing import Any
 from app.core.errors import ConflictError, InvalidInputError, NotFoundError
 from app.core.limits import check_text
 from app.db.admin_models import TrainingPair
-from app.db.corpus_lookup import require_corpus
-from app.db.repositories.corpora import DocumentRepository, found_documents
+from app.db.repositories.documents import DocumentReader, found_documents
 from app.db.repositories.pairs import PairRepository
-from app.search.compare import Pool, gather_pools, rank_pool
-from app.search.hybrid import CANDIDATES
+from app.search.first_stage import LiveCorpus
 from app.search.ranked import Ranking, ranked_documents
-from app.search.ranking_setting import RankingRequest, RankingSetting, RerankSetting, resolve_mode
+from app.search.ranking_setting import RankingRequest, RankingSetting, RerankSetting, served_setting
 from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder
 from app.serving.state import ServingState
@@ -31,6 +32,7 @@ from app.stores.port import CorpusVectors
 from app.usecases.reranking import first_stage_depth, rerank_stage, reranked
 from evaluation.judgements import relevance_grade
 from evaluation.metrics import evaluate_ranking, order_scores, parse_metric
+from indexes.first_stage import BOTH, CANDIDATES, Pool, gather, rank_pool
 from pairank.models import BI_ENCODER
 
 DEFAULT_METRICS = ("MRR", "HasPositive@1", "HasPositive@10", "MAP")
@@ -103,8 +105,22 @@ class CompareService:
             raise type(error)(f"{field}: {error.message}", field) from error
 
     def _setting(self, opened: CorpusVectors, side: Side, version: str) -> RankingSetting:
-        settings = opened.settings
-        return resolve_mode(side.ranking, settings.ranking_calibration, version, settings.default_ranking)
+        return served_setting(opened.settings, side.ranking, version)
+
+    def _pools(
+        self,
+        state: ServingState,
+        opened: CorpusVectors,
+        queries: Sequence[str],
+        conditions: dict[str, Any] | None,
+    ) -> list[Pool]:
+        """Each query's pool on both sides, for any setting to rank CANDIDATES deep (one search)."""
+        allowed = None
+        if conditions:
+            with self.service.sessions() as session:
+                allowed = DocumentReader(session, opened.corpus_id).ids_matching(conditions)
+        vectors = state.encoder.encode_bulk(list(queries), label="comparison")
+        return gather(LiveCorpus(state.store, opened), queries, vectors, CANDIDATES, BOTH, allowed)
 
     def _stage(self, opened: CorpusVectors, side: Side, field: str) -> RerankSetting | None:
         """The side's re-ranking stage, resolved as `rank` resolves it (the corpus's unless the side says)."""
@@ -131,7 +147,10 @@ class CompareService:
             keep = [i for i, doc_id in enumerate(pool.ids) if doc_id in row]
             ids = [pool.ids[i] for i in keep]
             cosines = documents[[row[d] for d in ids]] @ vector if ids and documents is not None else []
-            rescored.append(Pool(ids, [float(c) for c in cosines], [pool.lexical[i] for i in keep]))
+            lexical = [pool.lexical[i] for i in keep] if pool.lexical is not None else None
+            rescored.append(
+                Pool(ids, [float(c) for c in cosines], lexical, pool.dense_side, pool.lexical_side)
+            )
         return rescored
 
     def _side_pools(
@@ -144,13 +163,13 @@ class CompareService:
         return encoder.version, self._rescored(encoder, queries, pools, texts)
 
     def compare_query(
-        self, name: str, query: str, k: int, left: Side, right: Side
+        self, name: str, query: str, k: int, left: Side, right: Side, conditions: dict[str, Any] | None = None
     ) -> tuple[Ranking, Ranking]:
         """The query ranked by both sides (top k of the same pool, k <= CANDIDATES)."""
         check_text(self.settings, "query", query)
         state = self.service.serving.state()
         opened = state.store.get(name)
-        pools = gather_pools(state.store, opened, [query], state.encoder.encode([query]))
+        pools = self._pools(state, opened, [query], conditions)
         texts = self._texts(opened, pools, metadata=True)
         rankings = []
         for side, field in ((left, "left"), (right, "right")):
@@ -164,7 +183,13 @@ class CompareService:
         return rankings[0], rankings[1]
 
     def compare_metrics(
-        self, name: str, left: Side, right: Side, metrics: Sequence[str] | None, limit: int
+        self,
+        name: str,
+        left: Side,
+        right: Side,
+        metrics: Sequence[str] | None,
+        limit: int,
+        conditions: dict[str, Any] | None = None,
     ) -> MetricsComparison:
         """Both sides scored on the corpus's judged queries (the most recently judged `limit`)."""
         names = list(dict.fromkeys(metrics or DEFAULT_METRICS))
@@ -176,10 +201,9 @@ class CompareService:
         state = self.service.serving.state()
         opened = state.store.get(name)
         with self.service.sessions() as session:
-            corpus = require_corpus(session, name)
-            pairs = PairRepository(session, corpus.id).list()
+            pairs = PairRepository(session, opened.corpus_id).list()
             ids = {p.document_id for p in pairs if p.document_id is not None}
-            existing = set(DocumentRepository(session, corpus).ids_of(sorted(ids)))
+            existing = set(DocumentReader(session, opened.corpus_id).ids_of(sorted(ids)))
         judged = judged_queries(pairs, existing)
         if not judged:
             raise ConflictError(
@@ -188,8 +212,7 @@ class CompareService:
             )
         queries = list(judged)[:limit]
         qrels = {str(i): judged[q] for i, q in enumerate(queries)}
-        vectors = state.encoder.encode_bulk(queries, label="comparison")
-        pools = gather_pools(state.store, opened, queries, vectors)
+        pools = self._pools(state, opened, queries, conditions)
         texts = self._texts(opened, pools, metadata=False)
         sides = []
         for side, field in ((left, "left"), (right, "right")):

@@ -16,7 +16,8 @@ from app.core.text_hash import text_sha256
 from app.db.corpus_lookup import document_not_found, require_corpus
 from app.db.engine import transaction
 from app.db.models import Corpus, Document
-from app.db.repositories.corpora import KEEP_METADATA, CorpusRepository, DocumentInput, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.documents import KEEP_METADATA, DocumentInput, DocumentReader, DocumentRepository
 from app.serving.context import ServiceContext
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
@@ -121,9 +122,7 @@ class CorpusService:
             # Encode before taking the corpus's locks, so that other writers and catch-ups wait only for
             # the write itself; a model failure leaves the database untouched.
             with self.service.sessions() as session:
-                stored = DocumentRepository(session, require_corpus(session, name)).hashes_of(
-                    [item.external_id for item in inputs]
-                )
+                stored = DocumentReader(session, opened.corpus_id).hashes_of([i.external_id for i in inputs])
             encoded = self._encode(
                 name, state, [i for i in inputs if stored.get(i.external_id) != i.text_sha256]
             )
@@ -146,7 +145,7 @@ class CorpusService:
         with transaction(self.service.sessions) as session:
             corpus = require_corpus(session, name, lock=True)  # writers of one corpus take turns
             repository = DocumentRepository(session, corpus)
-            existing = repository.get_many([item.external_id for item in inputs])
+            existing = repository.get_many([item.external_id for item in inputs], with_text=False)
             # The hashes again, under the lock: a text another writer changed (or deleted) since the
             # encode above is encoded now (rare, and small).
             late = [

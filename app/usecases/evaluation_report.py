@@ -7,18 +7,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.repositories.corpora import CorpusRepository, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.documents import DocumentRepository
 from app.search.candidates import live_candidates
 from app.search.ranked import RankedItem
-from app.search.ranking_setting import RerankRequest
+from app.search.ranking_setting import RankingRequest, RerankRequest, served_setting
 from app.serving.state import ServingState
 from evaluation.datasets import BeirDataset
 from evaluation.hybrid_eval import candidate_scores, fused_run
 from evaluation.metrics import DEFAULT_CUTOFFS, RankingReport, evaluate_ranking, order_scores, rank_documents
-from evaluation.model_eval import rank_beir
+from indexes.first_stage import sides_of
 from indexes.fusion import DEFAULT_ALPHA, RankingSetting
 
 Run = dict[str, dict[str, float]]
@@ -37,8 +37,9 @@ class EvaluationSpec:
     metrics: list[str] | None
     cutoffs: list[int]
     top_k: int
-    ranking: RankingSetting = RankingSetting("dense")
+    ranking: RankingRequest = RankingRequest()  # unset fields: as `rank` resolves them for a corpus
     rerank: RerankRequest | None = None  # None: a corpus's own stage, if any
+    conditions: dict[str, Any] | None = None  # a corpus evaluation's metadata filter
 
     @classmethod
     def from_request(cls, request: Mapping[str, Any]) -> EvaluationSpec:
@@ -58,17 +59,33 @@ class EvaluationSpec:
             metrics=request.get("metrics"),
             cutoffs=list(request.get("cutoffs") or DEFAULT_CUTOFFS),
             top_k=int(request.get("top_k", 100)),
-            ranking=RankingSetting(
-                str(request.get("ranking", "dense")),
-                float(request.get("alpha", DEFAULT_ALPHA)),
-                str(request.get("fusion", "linear")),
-            ),
+            ranking=RankingRequest(request.get("ranking"), request.get("alpha"), request.get("fusion")),
             rerank=RerankRequest(
                 bool(asked.get("enabled", True)), asked.get("model"), asked.get("k"), asked.get("weight")
             )
             if asked is not None
             else None,
+            conditions=_conditions(request.get("filter")),
         )
+
+    def setting(self, state: ServingState) -> RankingSetting:
+        """The first stage's setting: as `rank` resolves it for the corpus, else (inline documents) the
+        request's over dense."""
+        if self.corpus is not None:
+            return served_setting(state.store.get(self.corpus).settings, self.ranking, state.model_version)
+        asked = self.ranking
+        alpha = asked.alpha if asked.alpha is not None else DEFAULT_ALPHA
+        return RankingSetting(asked.mode or "dense", alpha, asked.fusion or "linear")
+
+
+def _conditions(stored: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A stored request's filter as the use cases take it: `{key: value}` or `{key: {"in": [...]}}`."""
+    if not stored:
+        return None
+    return {
+        key: {"in": list(value.get("in", value.get("in_", [])))} if isinstance(value, Mapping) else value
+        for key, value in stored.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -78,31 +95,6 @@ class Reranking:
 
     depth: int
     rerank: Callable[[str, list[RankedItem]], list[RankedItem]]
-
-
-def _corpus_run(state: ServingState, sessions: sessionmaker[Session], spec: EvaluationSpec) -> Run:
-    # Rank with the live index, so the numbers are those of what the service actually returns.
-    assert spec.corpus is not None
-    opened = state.store.get(spec.corpus)
-    query_ids = list(spec.qrels)
-    vectors = state.encoder.encode_bulk([spec.queries[q] for q in query_ids], label="evaluation queries")
-    with sessions() as session:
-        documents = _documents(session, spec.corpus)
-        if spec.mode == "retrieval":
-            hits = opened.search(vectors, spec.top_k)
-            external = documents.by_ids([d for row in hits for d, _ in row])
-            return {
-                query_id: {external[d][0]: score for d, score in row if d in external}
-                for query_id, row in zip(query_ids, hits, strict=True)
-            }
-        database_ids = documents.ids_of([d for judged in spec.qrels.values() for d in judged])
-    run: Run = {}
-    for query_id, vector in zip(query_ids, vectors, strict=True):
-        candidates = [d for d in spec.qrels[query_id] if d in database_ids]
-        matrix = state.store.vectors_of(opened, [database_ids[d] for d in candidates])
-        scores = matrix @ vector if candidates else np.zeros(0)
-        run[query_id] = {d: float(s) for d, s in zip(candidates, scores, strict=True)}
-    return run
 
 
 def _documents(session: Session, corpus_name: str) -> DocumentRepository:
@@ -140,25 +132,24 @@ def compute_report(
     state: ServingState,
     sessions: sessionmaker[Session],
     spec: EvaluationSpec,
+    setting: RankingSetting,
     stage: Reranking | None = None,
 ) -> RankingReport:
-    """Rank every judged query (against the corpus index or the inline documents), re-rank the top of
-    each when a stage applies, and score the run."""
-    if spec.ranking.mode != "dense":  # BM25 alone or fused, as `rank` would answer
-        queries = {q: spec.queries[q] for q in spec.qrels}
-        if spec.documents is not None:
-            dataset = BeirDataset(corpus=spec.documents, queries=queries, qrels=spec.qrels)
-            candidates = candidate_scores(state.encoder.encode_bulk, dataset, spec.mode)
-        else:
-            assert spec.corpus is not None
-            dataset = BeirDataset(corpus={}, queries=queries, qrels=spec.qrels)
-            candidates = live_candidates(state, sessions, spec.corpus, dataset, spec.mode)
-        run = fused_run(candidates, spec.ranking, spec.top_k)
-    elif spec.documents is not None:
-        dataset = BeirDataset(corpus=spec.documents, queries=spec.queries, qrels=spec.qrels)
-        run = rank_beir(state.encoder.encode_bulk, dataset, spec.mode, top_k=spec.top_k)
+    """Rank every judged query by the one first stage under `setting` (`spec.setting`), against the
+    live corpus as `rank` answers or the inline documents; re-rank the top of each when a stage
+    applies, and score the run."""
+    queries = {q: spec.queries[q] for q in spec.qrels}
+    sides = sides_of(setting)
+    if spec.documents is not None:
+        dataset = BeirDataset(corpus=spec.documents, queries=queries, qrels=spec.qrels)
+        candidates = candidate_scores(state.encoder.encode_bulk, dataset, spec.mode, spec.top_k, sides)
     else:
-        run = _corpus_run(state, sessions, spec)
+        assert spec.corpus is not None
+        dataset = BeirDataset(corpus={}, queries=queries, qrels=spec.qrels)
+        candidates = live_candidates(
+            state, sessions, spec.corpus, dataset, spec.mode, spec.top_k, sides, spec.conditions
+        )
+    run = fused_run(candidates, setting, spec.top_k)
     if stage is not None:
         run = reranked_run(run, spec, sessions, stage)
     return evaluate_ranking(

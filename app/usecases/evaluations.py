@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import asdict
 from typing import Any
 
 from app.control import job_kinds
@@ -14,7 +15,7 @@ from app.core.limits import check_count, check_text
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.models import Evaluation, utcnow
-from app.db.repositories.corpora import DocumentRepository
+from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.evaluations import EvaluationRepository
 from app.db.repositories.jobs import JobRepository
 from app.schemas.evaluations import EvaluationCreate
@@ -125,12 +126,14 @@ def run_evaluation(service: ServiceContext, context: JobContext) -> Outcome:
             return reranked(service, query, items, stage, len(items))
 
         reranking = Reranking(stage.k, rerank)
-    report = compute_report(state, service.sessions, spec, reranking)
+    setting = spec.setting(state)
+    report = compute_report(state, service.sessions, spec, setting, reranking)
     with transaction(service.sessions) as session:
         EvaluationRepository(session).finish(
             evaluation_id,
             "succeeded",
             model_version=state.model_version,
+            ranking=asdict(setting),
             metrics=report.means,
             per_query=report.per_query,
             rerank=stage_record(second),

@@ -10,10 +10,10 @@ from app.control.pair_export import ExportedPair, export_pairs
 from app.core.errors import NotFoundError
 from app.core.limits import check_count, check_text
 from app.db.admin_models import TrainingPair
-from app.db.corpus_lookup import require_corpus
+from app.db.corpus_lookup import require_corpus, require_documents
 from app.db.engine import transaction
 from app.db.models import utcnow
-from app.db.repositories.corpora import DocumentRepository
+from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.pairs import PairRepository
 from app.serving.context import ServiceContext
 from evaluation.forward_splits import recent_holdout
@@ -88,10 +88,7 @@ class PairService:
         with transaction(self.service.sessions) as session:
             corpus = require_corpus(session, name)
             ids = [p.document_id for p in pairs if p.document_id is not None]
-            found = DocumentRepository(session, corpus).get_many(ids)
-            missing = [doc_id for doc_id in dict.fromkeys(ids) if doc_id not in found]
-            if missing:
-                raise NotFoundError(f"pairs: document ids not in corpus {name!r}: {missing[:10]}", "pairs")
+            require_documents(session, corpus.id, name, ids, "pairs")
             repository = PairRepository(session, corpus.id)
             repository.add_many(
                 [
@@ -126,10 +123,7 @@ class PairService:
             corpus = require_corpus(session, name)
             repository = PairRepository(session, corpus.id)
             repository.take_writer_turn()
-            if not DocumentRepository(session, corpus).get_many([judgement.document_id]):
-                raise NotFoundError(
-                    f"document_id: {judgement.document_id!r} is not in corpus {name!r}", "document_id"
-                )
+            require_documents(session, corpus.id, name, [judgement.document_id], "document_id")
             pair = repository.find(judgement.query, judgement.document_id)
             created = pair is None
             if pair is None:

@@ -4,42 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from app.core.errors import InvalidInputError, NotFoundError
 from app.core.limits import check_count, check_text, check_texts
-from app.db.corpus_lookup import require_corpus
-from app.db.repositories.corpora import DocumentRepository, found_documents
+from app.db.corpus_lookup import require_corpus, require_documents
+from app.db.repositories.documents import DocumentRepository, found_documents
 from app.observability.timing import stage
-from app.search.filtered import filtered_search, matching_ids, top_k
-from app.search.hybrid import CANDIDATES, rerank, search_corpus
+from app.search.filtered import matching_ids
+from app.search.first_stage import LiveCorpus
 from app.search.ranked import DuplicateMatches, DuplicateReport, RankedItem, Ranking, ranked_documents
-from app.search.ranking_setting import RankingRequest, RankingSetting, resolve_mode
+from app.search.ranking_setting import RankingRequest, RankingSetting, served_setting
 from app.serving.context import ServiceContext
+from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
 from app.usecases.reranking import first_stage_depth, rerank_stage, reranked
-from indexes.fusion import FusedHit
-
-
-class _Hit(NamedTuple):
-    """A hit of any mode: its id, score, and in lexical and hybrid modes the two component scores."""
-
-    doc_id: int
-    score: float
-    dense: float | None = None
-    lexical: float | None = None
-
-
-def _dense(hits: Sequence[tuple[int, float]]) -> list[_Hit]:
-    """Dense hits (no components)."""
-    return [_Hit(doc_id, score) for doc_id, score in hits]
-
-
-def _fused(hits: Sequence[FusedHit]) -> list[_Hit]:
-    """Fused hits with their components."""
-    return [_Hit(h.doc_id, h.score, h.dense, h.lexical) for h in hits]
+from indexes.first_stage import Hit, gather, given, rank_pool, sides_of
 
 
 def order_by_score(ids: Sequence[str | int], scores: np.ndarray, k: int) -> list[tuple[str | int, float]]:
@@ -51,35 +33,26 @@ def order_by_score(ids: Sequence[str | int], scores: np.ndarray, k: int) -> list
 class RankingService:
     """Read-only use cases on the serving model and the corpus indexes.
 
-    A rank reads the database once when nothing else is asked (resolving the hits to documents): the
+    A request reads the serving state once (a model swap meanwhile never mixes two models in one
+    answer) and the database once when nothing else is asked (resolving the hits to documents): the
     corpus's rankings come from its opened index, a filter is evaluated once, and the hits of every
-    input text are resolved together.
+    input text are resolved together. Every corpus list comes from the one first stage
+    (indexes/first_stage.py), as evaluations, comparisons, calibrations and the gate score it.
     """
 
     def __init__(self, service: ServiceContext) -> None:
         self.service = service
         self.settings = service.settings
 
-    def _found(
-        self, opened: CorpusVectors, doc_ids: Sequence[int], metadata: bool
-    ) -> dict[int, tuple[str, str, dict[str, Any] | None]]:
-        # Ids and texts come from the database, the source of truth; a hit deleted meanwhile is absent.
-        with stage("resolve"), self.service.sessions() as session:
-            return found_documents(session, opened.corpus_id, doc_ids, metadata)
-
     def _resolve_many(
-        self, opened: CorpusVectors, hit_lists: Sequence[Sequence[_Hit]], metadata: bool
+        self, opened: CorpusVectors, hit_lists: Sequence[Sequence[Hit]], metadata: bool
     ) -> list[list[RankedItem]]:
-        """Each input's hits as ranked documents, all read in one query."""
-        found = self._found(opened, list({h.doc_id: None for hits in hit_lists for h in hits}), metadata)
+        """Each input's hits as ranked documents, all read in one query (the database is the source of
+        truth for ids and texts; a hit deleted meanwhile is left out)."""
+        with stage("resolve"), self.service.sessions() as session:
+            ids = list({h.doc_id: None for hits in hit_lists for h in hits})
+            found = found_documents(session, opened.corpus_id, ids, metadata)
         return [ranked_documents(hits, found) for hits in hit_lists]
-
-    def _resolve(self, opened: CorpusVectors, hits: Sequence[_Hit], metadata: bool) -> list[RankedItem]:
-        return self._resolve_many(opened, [hits], metadata)[0]
-
-    def _mode(self, opened: CorpusVectors, requested: RankingRequest | None, model: str) -> RankingSetting:
-        settings = opened.settings  # kept on the opened corpus: no read of its row per request
-        return resolve_mode(requested, settings.ranking_calibration, model, settings.default_ranking)
 
     def _allowed(self, opened: CorpusVectors, conditions: dict[str, Any] | None) -> list[int] | None:
         """The ids a filter admits (read once per request), None without a filter."""
@@ -88,46 +61,34 @@ class RankingService:
         with stage("search"):
             return matching_ids(self.service.sessions, opened.corpus_id, conditions)
 
-    def _fused_searches(
+    def first_stage(
         self,
+        state: ServingState,
         opened: CorpusVectors,
         queries: Sequence[str],
-        vectors: np.ndarray,
-        k: int,
+        depth: int,
         how: RankingSetting,
         allowed: list[int] | None,
-    ) -> list[list[FusedHit]]:
-        """Lexical or hybrid search of the corpus (or of the documents a filter admits) per query; the
-        dense side of every query in one search."""
-        store = self.service.serving.state().store
-        pool = max(k, CANDIDATES)
+    ) -> list[list[Hit]]:
+        """Each query's best `depth` documents of the corpus (or of those a filter admits) under `how`:
+        the one first stage (indexes/first_stage.py), every query's dense side in one search."""
+        vectors = state.encoder.encode(list(queries))
+        corpus = LiveCorpus(state.store, opened)
         with stage("search"):
-            if allowed is not None:
-                dense_hits = filtered_search(store, opened, vectors, pool, allowed)
-            elif how.mode == "hybrid":
-                dense_hits = (
-                    opened.search(vectors, pool)
-                    if len(queries) > 1
-                    else [opened.search_one(vectors[0], pool)]
-                )
-            else:
-                dense_hits = [[] for _ in queries]
-            admitted = set(allowed) if allowed is not None else None
-            return [
-                search_corpus(store, opened, query, vector, k, how, hits, admitted)
-                for query, vector, hits in zip(queries, vectors, dense_hits, strict=True)
-            ]
+            pools = gather(corpus, queries, vectors, depth, sides_of(how), allowed)
+            return [rank_pool(pool, how, depth) for pool in pools]
 
-    def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
+    def _candidates(
+        self, opened: CorpusVectors, external_ids: Sequence[str], allowed: list[int] | None
+    ) -> list[int]:
+        """The given candidates' database ids (404 naming the first missing), those a filter admits."""
         with stage("resolve"), self.service.sessions() as session:
-            corpus = require_corpus(session, corpus_name)
-            found = DocumentRepository(session, corpus).ids_of(external_ids)
-        missing = [doc_id for doc_id in external_ids if doc_id not in found]
-        if missing:
-            raise NotFoundError(
-                f"{field}: documents not in corpus {corpus_name!r}: {missing[:10]}", field=field
-            )
-        return [found[doc_id] for doc_id in external_ids]
+            found = require_documents(session, opened.corpus_id, opened.name, external_ids, "candidates")
+        ids = [found[doc_id] for doc_id in dict.fromkeys(external_ids)]
+        if allowed is None:
+            return ids
+        admitted = set(allowed)
+        return [d for d in ids if d in admitted]
 
     def rank_corpus(
         self,
@@ -146,36 +107,21 @@ class RankingService:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
         state = self.service.serving.state()
         opened = state.store.get(corpus_name)
-        how = self._mode(opened, requested, state.model_version)
+        how = served_setting(opened.settings, requested, state.model_version)
         second = rerank_stage(
             self.service, requested.rerank if requested else None, opened.settings.default_ranking
         )
-        shown, k = k, first_stage_depth(k, second)
-        query_vector = state.encoder.encode([query])
+        shown, depth = k, first_stage_depth(k, second)
         allowed = self._allowed(opened, conditions)
-        database_ids = None
-        if candidates is not None:
-            database_ids = self._database_ids(corpus_name, "candidates", list(dict.fromkeys(candidates)))
-            if allowed is not None:
-                admitted = set(allowed)
-                database_ids = [d for d in database_ids if d in admitted]
-        if how.mode != "dense":
-            if database_ids is None:
-                fused = self._fused_searches(opened, [query], query_vector, k, how, allowed)[0]
-            else:
-                with stage("search"):
-                    fused = rerank(state.store, opened, query, query_vector[0], database_ids, k, how)
-            items = self._resolve(opened, _fused(fused), include_metadata)
+        if candidates is None:
+            hits = self.first_stage(state, opened, [query], depth, how, allowed)[0]
         else:
+            ids = self._candidates(opened, candidates, allowed)
+            vector = state.encoder.encode([query])[0]
             with stage("search"):
-                if database_ids is not None:
-                    scores = state.store.vectors_of(opened, database_ids) @ query_vector[0]
-                    hits = top_k(database_ids, scores, k)
-                elif allowed is not None:
-                    hits = filtered_search(state.store, opened, query_vector, k, allowed)[0]
-                else:
-                    hits = opened.search_one(query_vector[0], k)
-            items = self._resolve(opened, _dense(hits), include_metadata)
+                pool = given(LiveCorpus(state.store, opened), query, vector, ids, how.mode != "dense")
+                hits = rank_pool(pool, how, depth)
+        items = self._resolve_many(opened, [hits], include_metadata)[0]
         if second is not None:
             items = reranked(self.service, query, items, second, shown)
         return Ranking(items[:shown], state.model_version, how, second)
@@ -213,19 +159,10 @@ class RankingService:
         state = self.service.serving.state()
         opened = state.store.get(corpus_name)
         used, source, how = self._duplicate_settings(opened, threshold, requested, state.model_version)
-        vectors = state.encoder.encode([text for _, text in inputs])
         allowed = self._allowed(opened, conditions)
         # One extra hit per query so that excluding the input's own document still leaves k.
-        if how.mode != "dense":
-            fused = self._fused_searches(opened, [t for _, t in inputs], vectors, k + 1, how, allowed)
-            hit_lists = [_fused([h for h in hits if h.dense >= used]) for hits in fused]
-        else:
-            with stage("search"):
-                if allowed is not None:
-                    all_hits = filtered_search(state.store, opened, vectors, k + 1, allowed)
-                else:
-                    all_hits = opened.search(vectors, k + 1)
-            hit_lists = [_dense([(d, s) for d, s in hits if s >= used]) for hits in all_hits]
+        found = self.first_stage(state, opened, [text for _, text in inputs], k + 1, how, allowed)
+        hit_lists = [[h for h in hits if h.cosine >= used] for hits in found]
         resolved = self._resolve_many(opened, hit_lists, include_metadata)
         results = []
         for (own_id, text), items in zip(inputs, resolved, strict=True):
@@ -243,7 +180,7 @@ class RankingService:
     ) -> tuple[float, str, RankingSetting]:
         """(threshold, its source, ranking) from the corpus's settings kept on its opened index."""
         settings = opened.settings
-        how = resolve_mode(requested_mode, settings.ranking_calibration, model, settings.default_ranking)
+        how = served_setting(settings, requested_mode, model)
         if requested is not None:
             return requested, "request", how
         # A calibrated threshold holds only for the model it was calibrated with.

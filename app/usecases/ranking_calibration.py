@@ -18,7 +18,7 @@ from app.core.errors import ConflictError, InvalidInputError
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.models import utcnow
-from app.db.repositories.corpora import DocumentRepository
+from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.pairs import PairRepository
 from app.search.candidates import live_candidates
 from app.search.ranking_setting import choose_ranking, ranking_record
@@ -27,6 +27,7 @@ from evaluation.hybrid_eval import score_settings
 from evaluation.judgements import judge_pairs, pair_task
 from evaluation.metrics import parse_metric
 from evaluation.selection import query_groups
+from indexes.first_stage import CANDIDATES
 
 SOURCE = "calibrate-ranking"  # the `source` of the ranking choices this use case stores
 
@@ -60,7 +61,7 @@ class RankingCalibrationService:
             raise ConflictError("pairs: the stored pairs need queries about at least two documents", "pairs")
         mode = pair_task(pairs)
         state = self.service.serving.state()
-        candidates = live_candidates(state, self.service.sessions, name, dataset, mode)
+        candidates = live_candidates(state, self.service.sessions, name, dataset, mode, CANDIDATES)
         reports = score_settings(candidates, dataset.qrels, [metric])
         choice = choose_ranking(reports, dataset.qrels, metric, folds)
         calibration = ranking_record(

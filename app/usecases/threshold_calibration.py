@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.core.errors import InvalidInputError, NotFoundError
+from app.core.errors import InvalidInputError
 from app.core.limits import check_count, check_text
-from app.db.corpus_lookup import require_corpus
+from app.db.corpus_lookup import require_corpus, require_documents
 from app.db.engine import transaction
 from app.db.models import utcnow
-from app.db.repositories.corpora import DocumentRepository
 from app.serving.context import ServiceContext
 from evaluation.pairs import best_f1_threshold
 
@@ -63,11 +62,7 @@ class CalibrationService:
         opened = state.store.get(corpus_name)
         stored_ids = [p.document_id for p in pairs if p.document_id is not None]
         with self.service.sessions() as session:
-            corpus = require_corpus(session, corpus_name)
-            database_ids = DocumentRepository(session, corpus).ids_of(stored_ids)
-        missing = [doc_id for doc_id in dict.fromkeys(stored_ids) if doc_id not in database_ids]
-        if missing:
-            raise NotFoundError(f"pairs: document ids not in corpus {corpus_name!r}: {missing[:10]}", "pairs")
+            database_ids = require_documents(session, opened.corpus_id, corpus_name, stored_ids, "pairs")
         texts = list(
             dict.fromkeys([p.text for p in pairs] + [p.document for p in pairs if p.document is not None])
         )

@@ -40,7 +40,10 @@ def test_two_settings_rank_as_rank_does(client: TestClient) -> None:
         assert [r["id"] for r in side["results"]] == [i for i, _ in expected]
         assert [r["score"] for r in side["results"]] == pytest.approx([s for _, s in expected], abs=1e-5)
         assert [r["rank"] for r in side["results"]] == [1, 2, 3, 4]
-        assert all({"dense_score", "lexical_score", "text"} <= set(r) for r in side["results"])
+        # The same record as `rank`: the components only where the score is a fusion or BM25.
+        components = {"dense_score", "lexical_score"} if how["mode"] != "dense" else set()
+        assert all(components | {"text"} <= set(r) for r in side["results"])
+        assert all(not ({"dense_score", "lexical_score"} - components) & set(r) for r in side["results"])
     # Left defaults to the corpus's own ranking (a claim corpus: hybrid a=0.2).
     default = client.post(URL, json={"query": QUERY, "right": {"mode": "lexical"}}).json()
     assert default["left"]["ranking"]["mode"] == "hybrid"

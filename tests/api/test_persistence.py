@@ -11,7 +11,8 @@ from fastapi.testclient import TestClient
 
 from app.core.text_hash import text_sha256
 from app.db.engine import transaction
-from app.db.repositories.corpora import CorpusRepository, DocumentInput, DocumentRepository
+from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.documents import DocumentInput, DocumentRepository
 from app.db.repositories.model_versions import ModelRepository
 from app.serving.runtime import Runtime
 from pairank.models import resolve_model

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from app.control.gate import GATE_SOURCE, GateDataset, mode_report
+from app.control.gate import GATE_SOURCE, GateDataset, mode_report, offline_candidates
 from app.control.gate_cv import CV_BELOW_DEV_QUERIES, cross_validated_gate, gate_folds
 from app.control.pair_export import ExportedPair
 from app.search.ranking_setting import ranking_record
@@ -88,12 +88,14 @@ def length_encoder(texts: list[str]) -> np.ndarray:
 
 def test_each_model_is_gated_at_its_calibrated_mode() -> None:
     gate = GateDataset(judge_pairs(DEV, DOCS, name="gate"), "retrieval")
-    chosen = mode_report(length_encoder, gate, "MRR")
+    chosen = mode_report(offline_candidates(length_encoder, gate), gate, "MRR")
     assert chosen.source == "dev" and chosen.setting.mode == "lexical"
     assert chosen.report.means["MRR"] == pytest.approx(1.0)
     assert chosen.settings["dense"] < 0.5
     # The active model's stored calibration wins over a choice on the dev set.
-    stored = mode_report(length_encoder, gate, "MRR", {"model": "m", "mode": "dense", "alpha": 0.0})
+    stored = mode_report(
+        offline_candidates(length_encoder, gate), gate, "MRR", {"model": "m", "mode": "dense", "alpha": 0.0}
+    )
     assert stored.source == "stored" and stored.setting.mode == "dense"
     assert stored.report.means["MRR"] == pytest.approx(chosen.settings["dense"])
     queries = len(chosen.report.per_query)
@@ -102,9 +104,9 @@ def test_each_model_is_gated_at_its_calibrated_mode() -> None:
     assert record["queries"] == 12 and record["source"] == "retraining gate"
     # Nine query groups are too few to choose on: dense, whatever the settings score.
     small = GateDataset(judge_pairs(DEV[:9], DOCS, name="gate"), "retrieval")
-    assert mode_report(length_encoder, small, "MRR").source == "default"
-    assert mode_report(length_encoder, small, "MRR").setting.mode == "dense"
+    assert mode_report(offline_candidates(length_encoder, small), small, "MRR").source == "default"
+    assert mode_report(offline_candidates(length_encoder, small), small, "MRR").setting.mode == "dense"
     # ... or the corpus's default ranking, what it serves uncalibrated (a claim corpus: hybrid a=0.2).
     claim_default = {"mode": "hybrid", "alpha": 0.2, "fusion": "linear"}
-    served = mode_report(length_encoder, small, "MRR", default=claim_default)
+    served = mode_report(offline_candidates(length_encoder, small), small, "MRR", default=claim_default)
     assert served.source == "default" and served.setting.label == "hybrid a=0.2"

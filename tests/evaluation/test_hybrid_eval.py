@@ -45,7 +45,7 @@ def oracle(texts: Sequence[str]) -> np.ndarray:
 
 
 def choose(data: BeirDataset, encode) -> dict:
-    candidates = candidate_scores(encode, data, "retrieval", pool=5)
+    candidates = candidate_scores(encode, data, "retrieval", depth=5)
     per_query = per_query_values(score_settings(candidates, data.qrels, ["MRR"]), "MRR")
     return cross_validated_choice(per_query, group_folds(query_groups(data.qrels), 3))
 
@@ -67,5 +67,5 @@ def test_calibration_picks_dense_when_the_words_mislead() -> None:
 
 def test_dense_setting_equals_plain_cosine_order() -> None:
     data = dataset({i: f"{topic} {i}" for i, topic in enumerate(TOPICS)})
-    run = fused_run(candidate_scores(oracle, data, "retrieval", pool=3), RankingSetting("dense"), top_k=1)
+    run = fused_run(candidate_scores(oracle, data, "retrieval", depth=3), RankingSetting("dense"), top_k=1)
     assert {q: list(docs) for q, docs in run.items()} == {f"q{i}": [f"d{i}"] for i in range(10)}

@@ -77,7 +77,8 @@ def test_stored_vectors_equal_fresh_encodings_and_deleted_ones_are_left_out(runt
     state = runtime.state()
     opened = state.store.get("claims")
     with runtime.sessions() as session:
-        from app.db.repositories.corpora import CorpusRepository, DocumentRepository
+        from app.db.repositories.corpora import CorpusRepository
+        from app.db.repositories.documents import DocumentRepository
 
         corpus = CorpusRepository(session).get("claims")
         assert corpus is not None

@@ -19,6 +19,7 @@ from app.schemas.compare import (
     SideMetricsOut,
 )
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
+from app.schemas.ranking import filter_conditions
 from app.usecases.api_keys import Principal
 from app.usecases.compare import Side
 
@@ -42,7 +43,12 @@ def compare(
 ) -> CompareResponse:
     """Rank one query by two settings, or by the serving model and a registered one, side by side."""
     left, right = service.compare_query(
-        name, body.query, body.k, _side(body.left, "left", principal), _side(body.right, "right", principal)
+        name,
+        body.query,
+        body.k,
+        _side(body.left, "left", principal),
+        _side(body.right, "right", principal),
+        filter_conditions(body.filter),
     )
     return CompareResponse(left=rank_response(left), right=rank_response(right))
 
@@ -58,6 +64,7 @@ def compare_metrics(
         _side(body.right, "right", principal),
         body.metrics,
         body.limit,
+        filter_conditions(body.filter),
     )
     sides = [
         SideMetricsOut(model=s.model, ranking=ranking_used(s.ranking, s.rerank), means=s.means)
