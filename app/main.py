@@ -1,8 +1,7 @@
-"""The composition root: the FastAPI application (`app.main:app`), and what each job kind runs.
+"""The FastAPI application (`app.main:app`): the API process built on the composition root (app/process.py).
 
-The planes below know nothing of each other's upper neighbours; this module wires them: it builds the
-runtime, hands the job worker its handlers (control and use-case code alike), and sets up the process
-that uvicorn serves (logging, and one BLAS thread per call) when it starts.
+It builds the runtime, embeds a job worker when configured, and sets up the process that uvicorn serves
+(logging, and one BLAS thread per call) when it starts.
 """
 
 from __future__ import annotations
@@ -11,7 +10,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from threadpoolctl import threadpool_limits
 
 from app.api.body_limit import BodySizeLimit
 from app.api.console import install_console
@@ -19,46 +17,26 @@ from app.api.errors import install_error_handlers
 from app.api.json_guard import JsonBodyGuard
 from app.api.observe import RequestObserver
 from app.api.openapi import install_contract
-from app.api.routes import admin, compare, corpora, evaluations, health, identity, imports, pairs, ranking
+from app.api.routes import (
+    admin,
+    compare,
+    corpora,
+    evaluations,
+    health,
+    identity,
+    imports,
+    matching,
+    pairs,
+    ranking,
+)
 from app.api.routes.imports import IMPORTS_PATH
 from app.api.security import TokenBuckets
 from app.config import Settings, get_settings
-from app.control import job_kinds
-from app.control.activation import run_activation
-from app.control.retrain_job import run_retrain
-from app.control.worker import Handler, JobWorker
-from app.observability.logs import configure_logging
 from app.observability.metrics import worker_exited
+from app.process import configure_process, embed_job_worker
 from app.serving.runtime import Runtime
 from app.usecases.api_keys import KeyCache
-from app.usecases.evaluations import run_evaluation
-from app.usecases.imports import run_import
 from pairank import __version__
-
-JOB_HANDLERS: dict[str, Handler] = {
-    job_kinds.RETRAIN: run_retrain,
-    job_kinds.ACTIVATE: run_activation,
-    job_kinds.EVALUATE: run_evaluation,
-    job_kinds.IMPORT: run_import,
-}
-
-
-def configure_process(settings: Settings) -> None:
-    """Process-wide set-up of a serving or worker process, done once by its entry point."""
-    configure_logging(settings.log_format)
-    # Searches are small matrix products on many request threads at once: a multi-threaded BLAS spins
-    # its threads against each other and the encoder's (measured: 2.4x more requests/s at 32 clients
-    # with one BLAS thread per call).
-    threadpool_limits(limits=1, user_api="blas")
-    if settings.encoder_threads:  # torch's intra-op threads are process-wide, so they are set here once
-        import torch
-
-        torch.set_num_threads(settings.encoder_threads)
-
-
-def embed_job_worker(runtime: Runtime) -> None:
-    """Run queued jobs in a thread of this serving process once it has loaded (`PAIRANK_EMBEDDED_WORKER`)."""
-    runtime.run_after_loading("pairank-job-worker", JobWorker(runtime, JOB_HANDLERS).run_forever)
 
 
 def create_app(
@@ -77,7 +55,7 @@ def create_app(
             configure_process(settings)
         active = runtime or Runtime(settings)
         app.state.runtime = active
-        if not active.is_ready():
+        if not active.serving.is_ready():
             if active.settings.embedded_worker:
                 embed_job_worker(active)
             active.start_loading()
@@ -110,7 +88,7 @@ def create_app(
     )
     # Added last, so outermost: the request id, metrics and access log cover the 413s and 422s above.
     app.add_middleware(RequestObserver)
-    for module in (health, identity, corpora, ranking, compare, evaluations, pairs, imports, admin):
+    for module in (health, identity, corpora, ranking, matching, compare, evaluations, pairs, imports, admin):
         app.include_router(module.router)
     install_console(app)
     return app

@@ -28,9 +28,8 @@ def main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     settings = get_settings().model_copy(update={"embedded_worker": False})
-    from app.control.worker import JobWorker
     from app.db.migrate import is_at_head
-    from app.main import JOB_HANDLERS, configure_process
+    from app.process import configure_process, job_worker
     from app.serving.runtime import Runtime
 
     configure_process(settings)
@@ -46,12 +45,12 @@ def main(argv: list[str]) -> int:
                 log.error("the database is not reachable or not migrated to the newest revision")
                 return 1
         runtime.start_loading()
-        while not runtime.wait_ready(1.0):
-            if runtime.load_error is not None or stop.is_set():
-                log.error("loading the model failed: %s", runtime.load_error)
+        while not runtime.serving.wait_ready(1.0):
+            if runtime.serving.load_error is not None or stop.is_set():
+                log.error("loading the model failed: %s", runtime.serving.load_error)
                 return 1
         kinds = tuple(k.strip() for k in args.kinds.split(",")) if args.kinds else None
-        JobWorker(runtime, JOB_HANDLERS, kinds).run_forever(stop)
+        job_worker(runtime, kinds).run_forever(stop)
     finally:
         runtime.close()
     return 0

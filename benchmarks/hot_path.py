@@ -82,7 +82,7 @@ def measure(url: str, folder: Path, ranks: int, idle: float, **overrides: Any) -
     event.listen(runtime.engine, "begin", lambda _connection: begins.__setitem__(0, begins[0] + 1))
     admin = create_engine(url, poolclass=None)
     with TestClient(create_app(settings, runtime)) as client:
-        assert runtime.wait_ready(120), runtime.load_error
+        assert runtime.serving.wait_ready(120), runtime.serving.load_error
         _, key = ApiKeyService(runtime.sessions).create("write")
         headers = {"Authorization": f"Bearer {key}"}
         assert (
@@ -116,7 +116,7 @@ def measure_idle(url: str, folder: Path, idle: float) -> dict[str, Any]:
     event.listen(runtime.engine, "begin", lambda _connection: begins.__setitem__(0, begins[0] + 1))
     admin = create_engine(url)
     with TestClient(create_app(settings, runtime)):
-        assert runtime.wait_ready(120), runtime.load_error
+        assert runtime.serving.wait_ready(120), runtime.serving.load_error
         time.sleep(3)  # past start-up
         before_events, before_server = begins[0], server_transactions(admin)
         time.sleep(idle)

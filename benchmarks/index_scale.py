@@ -65,9 +65,9 @@ def run_size(size: int, workdir: Path, model_dir: Path, workers: bool) -> dict[s
             "p50": round(percentile(latencies, 0.5), 2),
             "p95": round(percentile(latencies, 0.95), 2),
         }
-        opened = runtime.state().store.get("bench")
+        opened = runtime.serving.state().store.get("bench")
         begun = time.perf_counter()
-        runtime.state().store.checkpoint(opened)
+        runtime.serving.state().store.checkpoint(opened)
         result["checkpoint_seconds"] = round(time.perf_counter() - begun, 2)
     finally:
         runtime.close()

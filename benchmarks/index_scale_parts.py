@@ -137,8 +137,8 @@ def start_runtime(
     started = time.perf_counter()
     runtime = Runtime(settings)
     runtime.start_loading()
-    if not runtime.wait_ready(600):
-        raise RuntimeError(f"the service did not start: {runtime.load_error}")
+    if not runtime.serving.wait_ready(600):
+        raise RuntimeError(f"the service did not start: {runtime.serving.load_error}")
     return runtime, CorpusService(runtime), time.perf_counter() - started
 
 

@@ -64,8 +64,8 @@ def _start(settings: Any) -> Any:
 
     runtime = Runtime(settings)
     runtime.start_loading()
-    if not runtime.wait_ready(3600):
-        raise RuntimeError(f"the service did not start: {runtime.load_error}")
+    if not runtime.serving.wait_ready(3600):
+        raise RuntimeError(f"the service did not start: {runtime.serving.load_error}")
     return runtime
 
 
@@ -79,11 +79,11 @@ def _measure_search(runtime: Any, vectors: np.ndarray, ids: np.ndarray, warm: in
     queries = _queries(vectors)
     exact = _exact_top10(vectors, ids, queries)
     for query in _queries(vectors, seed=2)[:warm] if warm > 20 else queries[:warm]:
-        runtime.state().store.get("bench").search_one(query, 10)
+        runtime.serving.state().store.get("bench").search_one(query, 10)
     latencies, recalls = [], []
     for query, truth in zip(queries, exact, strict=True):
         begun = time.perf_counter()
-        hits = runtime.state().store.get("bench").search_one(query, 10)
+        hits = runtime.serving.state().store.get("bench").search_one(query, 10)
         latencies.append((time.perf_counter() - begun) * 1000)
         recalls.append(len({d for d, _ in hits} & truth) / 10)
     return {
@@ -210,9 +210,9 @@ def run_pgvector(size: int, workdir: Path, model_dir: Path, vectors: np.ndarray)
         try:
             result.update(_search_and_writes(runtime, vectors, ids))
             result["read_after_write"] = _read_after_write(settings, runtime)
-            result["hnsw_bytes"] = runtime.state().store.describe(runtime.state().store.get("bench"), 0)[
-                "database_bytes"
-            ]
+            result["hnsw_bytes"] = runtime.serving.state().store.describe(
+                runtime.serving.state().store.get("bench"), 0
+            )["database_bytes"]
         finally:
             runtime.close()
         return result

@@ -40,6 +40,7 @@ __all__ = [
     "given",
     "rank_pool",
     "sides_of",
+    "without",
 ]
 
 CANDIDATES = 100  # each side's share of a pool: its top max(depth, CANDIDATES)
@@ -145,6 +146,21 @@ def _scored(
         [bm25[d] for d in ids] if bm25 is not None else None,
         frozenset(d for d, _ in dense_hits),
         frozenset(d for d, _ in lexical_hits),
+    )
+
+
+def without(pool: Pool, left_out: Collection[int]) -> Pool:
+    """The pool as if `left_out` were not in the corpus (the open-world protocol's absent claim)."""
+    if not left_out:
+        return pool
+    gone = set(left_out)
+    keep = [i for i, d in enumerate(pool.ids) if d not in gone]
+    return Pool(
+        [pool.ids[i] for i in keep],
+        [pool.dense[i] for i in keep],
+        [pool.lexical[i] for i in keep] if pool.lexical is not None else None,
+        pool.dense_side - gone,
+        pool.lexical_side - gone,
     )
 
 

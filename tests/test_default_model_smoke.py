@@ -25,7 +25,7 @@ def test_paraphrase_of_demo_claim_ranks_it_first(tmp_path: Path) -> None:
     upgrade_to_head(settings.resolved_database_url)
     runtime = Runtime(settings)
     with TestClient(create_app(settings, runtime)) as client:
-        assert runtime.wait_ready(300), runtime.load_error
+        assert runtime.serving.wait_ready(300), runtime.serving.load_error
         # The default serves the quality-gated OpenVINO int8 export of the real model where it passes the
         # gate. int8 numerics depend on the CPU: on AVX2-only CPUs (no VNNI) it can miss the gate's min
         # cosine, and the service must then fall back, naming the gate for every variant it skipped.

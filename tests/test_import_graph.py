@@ -26,7 +26,8 @@ PLANES: tuple[tuple[str, ...], ...] = (
     ("app.control",),
     ("app.usecases",),
     ("app.api",),
-    ("app", "app.main", "app.cli", "app.worker_cli", "app.keys_cli", "app.import_cli", "app.models_cli"),
+    ("app", "app.process"),
+    ("app.main", "app.cli", "app.worker_cli", "app.keys_cli", "app.import_cli", "app.models_cli"),
 )
 # Outside app, only the Python client may import app, and only its contract: the request and response
 # models it sends and reads (which import nothing heavier than pydantic: tests/client/test_client_imports.py).

@@ -18,6 +18,7 @@ from app.usecases.compare import CompareService
 from app.usecases.corpora import CorpusService
 from app.usecases.evaluations import EvaluationService
 from app.usecases.imports import ImportService
+from app.usecases.matching import MatchService
 from app.usecases.model_admin import ModelAdminService
 from app.usecases.pairs import PairService
 from app.usecases.ranking import RankingService
@@ -115,6 +116,12 @@ def get_api_key_service(request: Request) -> ApiKeyService:
     return ApiKeyService(get_runtime(request).sessions, get_key_cache(request))
 
 
+def get_match_service(request: Request, sessions: RequestSessionsDep) -> MatchService:
+    """Match decisions on this app's runtime, reading through the request's session."""
+    runtime = get_runtime(request)
+    return MatchService(RequestContext(runtime.settings, sessions, runtime.serving))
+
+
 def get_job_service(request: Request) -> JobService:
     """Jobs of every kind on this app's database."""
     return JobService(get_runtime(request).sessions)
@@ -132,4 +139,5 @@ RetrainServiceDep = Annotated[RetrainService, Depends(get_retrain_service)]
 ModelAdminServiceDep = Annotated[ModelAdminService, Depends(get_model_admin_service)]
 ImportServiceDep = Annotated[ImportService, Depends(get_import_service)]
 JobServiceDep = Annotated[JobService, Depends(get_job_service)]
+MatchServiceDep = Annotated[MatchService, Depends(get_match_service)]
 ApiKeyServiceDep = Annotated[ApiKeyService, Depends(get_api_key_service)]

@@ -78,7 +78,7 @@ def _log_access(scope: Scope, route: str, status: int, seconds: float) -> None:
         "status": status,
         "duration_ms": round(seconds * 1000, 2),
         "key_id": getattr(principal, "id", None),
-        "model": runtime.serving_version() if runtime is not None else None,
+        "model": runtime.serving.version() if runtime is not None else None,
     }
     level = logging.WARNING if status >= 500 else logging.INFO
     message = "%s %s %s %.1f ms key=%s"

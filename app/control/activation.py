@@ -77,7 +77,13 @@ def run_activation(service: ServiceContext, context: JobContext) -> Outcome:
     adopt_gate_calibration(service.sessions, version)
     context.progress("done", version=version, previous=current, corpora=len(state.store.opened()))
     log.info("activation job %s: %s is active (was %s)", context.job_id, version, current)
-    return Outcome({"model_version": version})
+    # A match calibration holds for the model it was made with: calibrate those corpora again.
+    recalibrate = [
+        FollowUp(job_kinds.CALIBRATE_MATCH, opened.name, {"corpus": opened.name})
+        for opened in state.store.opened()
+        if opened.settings.match_calibration
+    ]
+    return Outcome({"model_version": version}, recalibrate)
 
 
 def adopt_gate_calibration(sessions: sessionmaker[Session], version: str) -> str | None:

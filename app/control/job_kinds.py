@@ -12,6 +12,7 @@ RETRAIN = "retrain"
 ACTIVATE = "activate"
 EVALUATE = "evaluate"
 IMPORT = "import"
+CALIBRATE_MATCH = "calibrate-match"  # a corpus's match decisions (app/usecases/match_calibration.py)
 
 
 def on_finished(session: Session, job: Job, status: str) -> None:

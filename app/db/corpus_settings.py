@@ -18,24 +18,33 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.models import Corpus
 from app.db.notifications import notify_changes
 
-SERVING_COLUMNS = ("default_ranking", "ranking_calibration", "duplicate_threshold", "threshold_model")
+SERVING_COLUMNS = (
+    "default_ranking",
+    "ranking_calibration",
+    "duplicate_threshold",
+    "threshold_model",
+    "match_policy",
+    "match_calibration",
+)
 _PENDING = "pairank_corpus_settings"  # Session.info key: changes flushed, not yet committed
 
 
 @dataclass(frozen=True)
 class CorpusSettings:
-    """A corpus's ranking default and calibrations: what a rank or a duplicates request needs of its row."""
+    """A corpus's ranking default, calibrations and match policy: what a rank, duplicates or match
+    request needs of its row (fields in SERVING_COLUMNS order)."""
 
     default_ranking: dict[str, Any] | None = None
     ranking_calibration: dict[str, Any] | None = None
     duplicate_threshold: float | None = None
     threshold_model: str | None = None
+    match_policy: dict[str, Any] | None = None
+    match_calibration: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, corpus: Corpus) -> CorpusSettings:
         """The settings of a loaded corpus row."""
-        return cls(corpus.default_ranking, corpus.ranking_calibration, corpus.duplicate_threshold,
-                   corpus.threshold_model)  # fmt: skip
+        return cls(*(getattr(corpus, column) for column in SERVING_COLUMNS))
 
 
 SettingsChanges = dict[int, CorpusSettings | None]  # corpus id -> new settings, None when deleted

@@ -77,6 +77,10 @@ class Corpus(Base):
     # How it ranks without a calibration for the serving model: {"mode", "alpha", "fusion"}, set at
     # creation (the kind's default unless the request names one); null: dense (corpora made before it).
     default_ranking: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # How it decides match / review / new (targets, short texts, recency; null: the defaults), and the
+    # decision model calibrated on its judged pairs for one model version (app/usecases/matching.py).
+    match_policy: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    match_calibration: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # Highest change-log sequence number of this corpus: workers compare it with their indexes' marks.
     change_seq: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0, server_default="0")
     # The search structure requested at creation (indexes.spec.IndexSpec); null means automatic.

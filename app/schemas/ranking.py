@@ -32,23 +32,57 @@ class InFilter(RequestModel):
     in_: list[FilterScalar] = Field(alias="in", min_length=1, max_length=100)
 
 
+_ISO_DATE = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$"
+RangeBound = Annotated[
+    StrictInt64 | StrictFiniteFloat | Annotated[str, Field(pattern=_ISO_DATE, max_length=40)],  # noqa: UP007
+    Field(description="A number, or an ISO 8601 date (`2024-05-01`, `2024-05-01T12:00:00Z`)."),
+]
+
+
+class RangeFilter(RequestModel):
+    """Matches numbers (or ISO dates) within the bounds; at least one bound, both of one type."""
+
+    model_config = ConfigDict(extra="forbid")
+    gte: RangeBound | None = None
+    lte: RangeBound | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> RangeFilter:
+        given = [v for v in (self.gte, self.lte) if v is not None]
+        if not given:
+            raise ValueError("a range needs `gte`, `lte` or both")
+        if len({isinstance(v, str) for v in given}) > 1:
+            raise ValueError("`gte` and `lte` must both be numbers or both be ISO dates")
+        return self
+
+
 MetadataFilter = Annotated[
-    dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,100}$")], FilterScalar | InFilter],
+    dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,100}$")], FilterScalar | InFilter | RangeFilter],
     Field(
         min_length=1,
         max_length=16,
         json_schema_extra={"additionalProperties": False},
-        description='Only documents whose metadata has every key with the given value, or one of `{"in": '
-        '[...]}`; keys: letters, digits, `_`, `-`. Types must match (`"2020"` is not `2020`).',
+        description='Only documents whose metadata has every key with the given value, one of `{"in": '
+        '[...]}`, or within `{"gte"?, "lte"?}` (numbers, or ISO dates); keys: letters, digits, `_`, `-`. '
+        'Types must match (`"2020"` is not `2020`).',
     ),
 ]
 
 
 def filter_conditions(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The filter as plain values for the use cases: `{key: value}` or `{key: {"in": [...]}}`."""
+    """The filter as plain values for the use cases: `{key: value}`, `{key: {"in": [...]}}` or
+    `{key: {"gte"?: ..., "lte"?: ...}}`."""
     if value is None:
         return None
-    return {k: {"in": list(v.in_)} if isinstance(v, InFilter) else v for k, v in value.items()}
+    conditions: dict[str, Any] = {}
+    for key, wanted in value.items():
+        if isinstance(wanted, InFilter):
+            conditions[key] = {"in": list(wanted.in_)}
+        elif isinstance(wanted, RangeFilter):
+            conditions[key] = wanted.model_dump(exclude_none=True)
+        else:
+            conditions[key] = wanted
+    return conditions
 
 
 RankingModeName = Literal["dense", "lexical", "hybrid"]
@@ -158,6 +192,12 @@ class RankedOut(BaseModel):
         description="Re-ranked results (the top k): the cross-encoder's score; `score` is the first stage's.",
         exclude_if=lambda value: value is None,
     )
+    probability: float | None = Field(
+        None,
+        description="A corpus calibrated for the serving model (POST .../match/calibrate): the calibrated "
+        "probability that this is the right match for the query (the top 10 results).",
+        exclude_if=lambda value: value is None,
+    )
 
 
 class RerankUsed(BaseModel):
@@ -244,9 +284,13 @@ class DuplicatesResponse(BaseModel):
     """Duplicates of every input, the threshold used and the model version."""
 
     results: list[DuplicateResult]
-    threshold: float
-    threshold_source: Literal["request", "corpus", "default"] = Field(
-        description="request: given in the body; corpus: calibrated for this model; default: the setting."
+    threshold: float = Field(description="What each duplicate reached: see `threshold_on`.")
+    threshold_source: Literal["request", "corpus", "default", "policy"] = Field(
+        description="request: given in the body; corpus: calibrated for this model; default: the setting; "
+        "policy: the corpus's match policy decides (its auto-match threshold on the calibrated probability)."
+    )
+    threshold_on: Literal["cosine", "probability"] = Field(
+        "cosine", description="Whether `threshold` applies to the cosine or to the calibrated probability."
     )
     model: str
     ranking: RankingUsed = Field(description="How the candidates were ranked.")

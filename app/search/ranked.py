@@ -23,6 +23,12 @@ class RankedItem:
     dense_score: float | None = None  # lexical and hybrid modes: the two components of `score`
     lexical_score: float | None = None
     rerank_score: float | None = None  # a re-ranked result (the top k): the cross-encoder's score
+    probability: float | None = None  # a calibrated corpus: the chance that it is the right match
+
+    @property
+    def cosine(self) -> float:
+        """The document's cosine with the query (in dense mode, the score)."""
+        return self.dense_score if self.dense_score is not None else self.score
 
 
 @dataclass(frozen=True)
@@ -46,13 +52,14 @@ class DuplicateMatches:
 
 @dataclass(frozen=True)
 class DuplicateReport:
-    """Duplicates for every input text, with the threshold used."""
+    """Duplicates for every input text, with the threshold used and what it was compared with."""
 
     results: list[DuplicateMatches]
     threshold: float
     threshold_source: str
     model: str
     ranking: RankingSetting
+    threshold_on: str = "cosine"  # or "probability": a calibrated corpus decides by its match policy
 
 
 def ranked_documents(

@@ -2,8 +2,9 @@
 
 The parts each have one job and are tested without HTTP (tests/serving/): `Serving` (the model and
 indexes requests read, and swaps) and `DatabaseFollower` (other processes' writes and activations).
-`Runtime` only wires them together and starts and stops the threads; the composition root (app/main.py)
-hands it the loops that run once loading is done (the embedded job worker, `PAIRANK_EMBEDDED_WORKER`).
+`Runtime` only wires them together and starts and stops the threads (callers read the parts directly:
+`runtime.serving.state()`); the composition root (app/process.py) hands it the loops that run once
+loading is done (the embedded job worker, `PAIRANK_EMBEDDED_WORKER`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from app.db.engine import make_engine, make_session_factory
 from app.serving.demo import seed_demo_corpus
 from app.serving.follower import DatabaseFollower
 from app.serving.state import Serving, ServingState
-from pairank.locks import SharedExclusiveLock
 
 __all__ = ["Runtime", "ServingState"]
 
@@ -43,42 +43,6 @@ class Runtime:
         self._closed = threading.Event()
         self._after_loading: list[tuple[str, Loop]] = []
         self._loop_threads: list[threading.Thread] = []
-
-    # The serving state's reads, for the routes and tests that take a Runtime.
-    @property
-    def load_error(self) -> BaseException | None:
-        """The exception that stopped loading, if any."""
-        return self.serving.load_error
-
-    @property
-    def write_gate(self) -> SharedExclusiveLock:
-        """Held shared by document writes, exclusively by a swap."""
-        return self.serving.write_gate
-
-    def is_ready(self) -> bool:
-        """True once the model and every corpus index are loaded."""
-        return self.serving.is_ready()
-
-    def state(self) -> ServingState:
-        """The current serving state; raises NotReadyError while loading."""
-        return self.serving.state()
-
-    def serving_version(self) -> str | None:
-        """The model version serving now, None while loading (for logs and metrics)."""
-        state = self.serving.current()
-        return state.model_version if state is not None else None
-
-    def wait_ready(self, timeout: float | None = None) -> bool:
-        """Block until ready or the timeout passes; returns readiness."""
-        return self.serving.wait_ready(timeout)
-
-    def swap(self, new_state: ServingState, *, activate: bool = True) -> None:
-        """Make a fully built state the serving one (see `Serving.swap`)."""
-        self.serving.swap(new_state, activate=activate)
-
-    def follow_once(self) -> None:
-        """Apply other processes' writes and activations now."""
-        self.follower.follow_once()
 
     def start_loading(self) -> None:
         """Load the model and the indexes in a background thread (so /health answers meanwhile)."""

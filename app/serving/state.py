@@ -86,6 +86,11 @@ class Serving:
         """The state serving now, or None before the first one (never raises)."""
         return self._state if self._ready.is_set() else None
 
+    def version(self) -> str | None:
+        """The model version serving now, None while loading (for logs and metrics)."""
+        state = self.current()
+        return state.model_version if state is not None else None
+
     def state(self) -> ServingState:
         """The current serving state; raises NotReadyError while loading."""
         state = self.current()

@@ -68,6 +68,39 @@ class EvaluationSpec:
             conditions=_conditions(request.get("filter")),
         )
 
+    def to_request(self) -> dict[str, Any]:
+        """The JSON stored with the evaluation, which `from_request` reads back."""
+        rerank = self.rerank
+        return {
+            "corpus": self.corpus,
+            "documents": [{"id": d, "text": t} for d, t in self.documents.items()]
+            if self.documents
+            else None,
+            "queries": [{"id": q, "text": t} for q, t in self.queries.items()],
+            "qrels": [
+                {"query_id": q, "document_id": d, "relevance": g}
+                for q, judged in self.qrels.items()
+                for d, g in judged.items()
+            ],
+            "mode": self.mode,
+            "relevance_level": self.relevance_level,
+            "metrics": self.metrics,
+            "cutoffs": self.cutoffs,
+            "top_k": self.top_k,
+            "ranking": self.ranking.mode,
+            "alpha": self.ranking.alpha,
+            "fusion": self.ranking.fusion,
+            "filter": self.conditions,
+            "rerank": {
+                "enabled": rerank.enabled,
+                "model": rerank.model,
+                "k": rerank.k,
+                "weight": rerank.weight,
+            }
+            if rerank is not None
+            else None,
+        }
+
     def setting(self, state: ServingState) -> RankingSetting:
         """The first stage's setting: as `rank` resolves it for the corpus, else (inline documents) the
         request's over dense."""
@@ -82,10 +115,15 @@ def _conditions(stored: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A stored request's filter as the use cases take it: `{key: value}` or `{key: {"in": [...]}}`."""
     if not stored:
         return None
-    return {
-        key: {"in": list(value.get("in", value.get("in_", [])))} if isinstance(value, Mapping) else value
-        for key, value in stored.items()
-    }
+    conditions: dict[str, Any] = {}
+    for key, value in stored.items():
+        if not isinstance(value, Mapping):
+            conditions[key] = value
+        elif "in" in value or "in_" in value:
+            conditions[key] = {"in": list(value.get("in", value.get("in_", [])))}
+        else:  # a range: its bounds that were given
+            conditions[key] = {bound: v for bound, v in value.items() if v is not None}
+    return conditions
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import logging
 import time
 import uuid
 from dataclasses import asdict
-from typing import Any
 
 from app.control import job_kinds
 from app.control.job_context import JobContext, Outcome
@@ -18,7 +17,6 @@ from app.db.models import Evaluation, utcnow
 from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.evaluations import EvaluationRepository
 from app.db.repositories.jobs import JobRepository
-from app.schemas.evaluations import EvaluationCreate
 from app.search.ranked import RankedItem
 from app.search.ranking_setting import RerankSetting
 from app.serving.context import ServiceContext
@@ -37,21 +35,20 @@ class EvaluationService:
         self.service = service
         self.settings = service.settings
 
-    def _validate(self, request: dict[str, Any]) -> EvaluationSpec:
+    def _validate(self, spec: EvaluationSpec) -> None:
         settings = self.settings
-        check_count("queries", request["queries"], settings.max_evaluation_queries, "queries")
-        if request.get("documents") is not None:
-            check_count("documents", request["documents"], settings.max_evaluation_documents, "documents")
-            for position, document in enumerate(request["documents"]):
-                check_text(settings, f"documents[{position}].text", document["text"])
-        for position, query in enumerate(request["queries"]):
-            check_text(settings, f"queries[{position}].text", query["text"])
-        for name in request.get("metrics") or []:
+        check_count("queries", list(spec.queries), settings.max_evaluation_queries, "queries")
+        if spec.documents is not None:
+            check_count("documents", list(spec.documents), settings.max_evaluation_documents, "documents")
+            for position, text in enumerate(spec.documents.values()):
+                check_text(settings, f"documents[{position}].text", text)
+        for position, text in enumerate(spec.queries.values()):
+            check_text(settings, f"queries[{position}].text", text)
+        for name in spec.metrics or []:
             try:
                 parse_metric(name)
             except ValueError as error:
                 raise InvalidInputError(f"metrics: {error}", "metrics") from error
-        spec = EvaluationSpec.from_request(request)
         unknown_queries = [q for q in spec.qrels if q not in spec.queries]
         if unknown_queries:
             raise InvalidInputError(f"qrels: query ids not in `queries`: {unknown_queries[:10]}", "qrels")
@@ -60,24 +57,21 @@ class EvaluationService:
         if unknown_documents:
             where = "`documents`" if spec.documents is not None else f"corpus {spec.corpus!r}"
             raise InvalidInputError(f"qrels: document ids not in {where}: {unknown_documents[:10]}", "qrels")
-        return spec
 
     def _corpus_ids(self, name: str) -> set[str]:
         with self.service.sessions() as session:
             corpus = require_corpus(session, name)
             return DocumentRepository(session, corpus).external_ids()
 
-    def submit(self, body: EvaluationCreate) -> Evaluation:
+    def submit(self, spec: EvaluationSpec, name: str | None = None) -> Evaluation:
         """Validate, record as queued and queue the job that runs it; returns the queued evaluation."""
-        request = body.model_dump(mode="json")
-        spec = self._validate(request)
+        self._validate(spec)
+        request = {"name": name, **spec.to_request()}
         evaluation_stage(self.service, spec)  # 404/409 now rather than a failed evaluation later
         self.service.serving.state()  # 503 now rather than a failed evaluation later
         evaluation_id = str(uuid.uuid4())
         with transaction(self.service.sessions) as session:
-            row = EvaluationRepository(session).add(
-                evaluation_id, request.get("name"), spec.corpus, spec.mode, request
-            )
+            row = EvaluationRepository(session).add(evaluation_id, name, spec.corpus, spec.mode, request)
             JobRepository(session).add(str(uuid.uuid4()), KIND, spec.corpus, {"evaluation_id": evaluation_id})
             return row
 

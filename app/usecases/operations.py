@@ -38,8 +38,8 @@ class OperationsService:
             "database": {"ok": problem is None, **({"error": problem} if problem else {})}
         }
         failing = ["database"] if problem else []
-        if runtime.is_ready():
-            state = runtime.state()
+        if runtime.serving.is_ready():
+            state = runtime.serving.state()
             encoder = state.encoder
             detail.update(
                 model=state.model_version,
@@ -58,7 +58,7 @@ class OperationsService:
             status = "unavailable" if problem else "ready"
         else:
             failing.append("model")
-            error = runtime.load_error
+            error = runtime.serving.load_error
             detail["model"] = f"loading failed: {error}" if error else "the model and indexes are loading"
             status = "failed" if error else "loading"
         return Readiness(not failing, status, failing, detail)
@@ -66,7 +66,7 @@ class OperationsService:
     def scrape(self) -> ScrapeState:
         """Database counts and this worker's model and index state, for one metrics scrape."""
         runtime = self.runtime
-        scrape = ScrapeState(ready=runtime.is_ready())
+        scrape = ScrapeState(ready=runtime.serving.is_ready())
         with runtime.sessions() as session:
             scrape.documents = {c.name: c.document_count for c in CorpusRepository(session).all()}
             scrape.jobs = JobRepository(session).count_by_state()
@@ -76,7 +76,7 @@ class OperationsService:
             scrape.artifact_store_bytes = runtime.serving.registry.artifacts.stored_bytes(session)
         if not scrape.ready:
             return scrape
-        state = runtime.state()
+        state = runtime.serving.state()
         encoder = state.encoder
         scrape.model = {
             "version": encoder.version,

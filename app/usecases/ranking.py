@@ -13,14 +13,16 @@ from app.core.limits import check_count, check_text, check_texts
 from app.db.corpus_lookup import require_corpus, require_documents
 from app.db.repositories.documents import DocumentRepository, found_documents
 from app.observability.timing import stage
+from app.search.decisions import Decider
 from app.search.filtered import matching_ids
 from app.search.first_stage import LiveCorpus
 from app.search.ranked import DuplicateMatches, DuplicateReport, RankedItem, Ranking, ranked_documents
-from app.search.ranking_setting import RankingRequest, RankingSetting, served_setting
+from app.search.ranking_setting import RankingRequest, RankingSetting, RerankSetting, served_setting
 from app.serving.context import ServiceContext
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
 from app.usecases.reranking import first_stage_depth, rerank_stage, reranked
+from evaluation.decisions import DECISION_DEPTH
 from indexes.first_stage import Hit, gather, given, rank_pool, sides_of
 
 
@@ -90,6 +92,31 @@ class RankingService:
         admitted = set(allowed)
         return [d for d in ids if d in admitted]
 
+    def served(
+        self,
+        state: ServingState,
+        opened: CorpusVectors,
+        queries: Sequence[str],
+        k: int,
+        conditions: dict[str, Any] | None,
+        include_metadata: bool,
+        requested: RankingRequest | None,
+    ) -> tuple[list[list[RankedItem]], RankingSetting, RerankSetting | None]:
+        """Each query's best k documents as `rank` serves them (the first stage, then the corpus's or the
+        request's re-ranking stage), with the setting and the stage that ranked them."""
+        how = served_setting(opened.settings, requested, state.model_version)
+        second = rerank_stage(
+            self.service, requested.rerank if requested else None, opened.settings.default_ranking
+        )
+        allowed = self._allowed(opened, conditions)
+        hit_lists = self.first_stage(state, opened, queries, first_stage_depth(k, second), how, allowed)
+        lists = self._resolve_many(opened, hit_lists, include_metadata)
+        if second is not None:
+            lists = [
+                reranked(self.service, q, items, second, k) for q, items in zip(queries, lists, strict=True)
+            ]
+        return [items[:k] for items in lists], how, second
+
     def rank_corpus(
         self,
         corpus_name: str,
@@ -101,30 +128,56 @@ class RankingService:
         requested: RankingRequest | None = None,
     ) -> Ranking:
         """Search the whole corpus, or rank only the given candidates; optionally only matching ones;
-        the corpus's (or the request's) re-ranking stage re-orders the top of it."""
+        the corpus's (or the request's) re-ranking stage re-orders the top of it. A calibrated corpus's
+        results carry the probability that each is the right match (the top DECISION_DEPTH)."""
         check_text(self.settings, "query", query)
         if candidates is not None:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
         state = self.service.serving.state()
         opened = state.store.get(corpus_name)
+        decider = Decider.of(
+            opened.settings.match_calibration, opened.settings.match_policy, state.model_version
+        )
+        depth = max(k, DECISION_DEPTH) if decider is not None else k
+        if candidates is None:
+            lists, how, second = self.served(
+                state, opened, [query], depth, conditions, include_metadata, requested
+            )
+            items = lists[0]
+        else:
+            items, how, second = self._rank_candidates(
+                state, opened, query, depth, candidates, conditions, include_metadata, requested
+            )
+        if decider is not None:
+            head = decider.probabilities(query, items[:DECISION_DEPTH])
+            items = [*head, *items[DECISION_DEPTH:]]
+        return Ranking(items[:k], state.model_version, how, second)
+
+    def _rank_candidates(
+        self,
+        state: ServingState,
+        opened: CorpusVectors,
+        query: str,
+        k: int,
+        candidates: Sequence[str],
+        conditions: dict[str, Any] | None,
+        include_metadata: bool,
+        requested: RankingRequest | None,
+    ) -> tuple[list[RankedItem], RankingSetting, RerankSetting | None]:
+        """The given candidates (those a filter admits) ranked as the corpus ranks, then re-ranked."""
         how = served_setting(opened.settings, requested, state.model_version)
         second = rerank_stage(
             self.service, requested.rerank if requested else None, opened.settings.default_ranking
         )
-        shown, depth = k, first_stage_depth(k, second)
-        allowed = self._allowed(opened, conditions)
-        if candidates is None:
-            hits = self.first_stage(state, opened, [query], depth, how, allowed)[0]
-        else:
-            ids = self._candidates(opened, candidates, allowed)
-            vector = state.encoder.encode([query])[0]
-            with stage("search"):
-                pool = given(LiveCorpus(state.store, opened), query, vector, ids, how.mode != "dense")
-                hits = rank_pool(pool, how, depth)
+        ids = self._candidates(opened, candidates, self._allowed(opened, conditions))
+        vector = state.encoder.encode([query])[0]
+        with stage("search"):
+            pool = given(LiveCorpus(state.store, opened), query, vector, ids, how.mode != "dense")
+            hits = rank_pool(pool, how, first_stage_depth(k, second))
         items = self._resolve_many(opened, [hits], include_metadata)[0]
         if second is not None:
-            items = reranked(self.service, query, items, second, shown)
-        return Ranking(items[:shown], state.model_version, how, second)
+            items = reranked(self.service, query, items, second, k)
+        return items[:k], how, second
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
         """Rank texts given inline; each result's id is the text's position in the request."""
@@ -159,16 +212,30 @@ class RankingService:
         state = self.service.serving.state()
         opened = state.store.get(corpus_name)
         used, source, how = self._duplicate_settings(opened, threshold, requested, state.model_version)
+        decider = Decider.of(
+            opened.settings.match_calibration, opened.settings.match_policy, state.model_version
+        )
+        if source == "request" or decider is None:
+            decider = None
         allowed = self._allowed(opened, conditions)
         # One extra hit per query so that excluding the input's own document still leaves k.
-        found = self.first_stage(state, opened, [text for _, text in inputs], k + 1, how, allowed)
-        hit_lists = [[h for h in hits if h.cosine >= used] for hits in found]
-        resolved = self._resolve_many(opened, hit_lists, include_metadata)
+        depth = max(k, DECISION_DEPTH) + 1 if decider is not None else k + 1
+        found = self.first_stage(state, opened, [text for _, text in inputs], depth, how, allowed)
+        if decider is None:
+            found = [[h for h in hits if h.cosine >= used] for hits in found]
+        resolved = self._resolve_many(opened, found, include_metadata)
         results = []
         for (own_id, text), items in zip(inputs, resolved, strict=True):
-            kept = [item for item in items if item.id != own_id][:k]
-            matches = [replace(item, rank=rank) for rank, item in enumerate(kept, start=1)]
+            kept = [item for item in items if item.id != own_id]
+            if decider is not None:  # the policy decides: the probability of being the same claim
+                head = decider.probabilities(text, kept[:DECISION_DEPTH])
+                kept = [item for item in head if (item.probability or 0.0) >= decider.thresholds.match]
+            matches = [replace(item, rank=rank) for rank, item in enumerate(kept[:k], start=1)]
             results.append(DuplicateMatches(text, own_id, matches))
+        if decider is not None:
+            return DuplicateReport(
+                results, decider.thresholds.match, "policy", state.model_version, how, "probability"
+            )
         return DuplicateReport(results, used, source, state.model_version, how)
 
     def _duplicate_settings(

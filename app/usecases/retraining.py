@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import uuid
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.repositories.jobs import MODEL_SLOT, JobRepository
 from app.db.repositories.model_versions import ModelRepository
-from app.schemas.admin import HardNegativesIn, RetrainRequest
+from app.schemas.admin import HardNegativesIn
 from app.serving.context import ServiceContext
 from app.usecases.pairs import PairInput, PairService
 from evaluation.metrics import parse_metric
@@ -57,23 +57,38 @@ _PASSTHROUGH = (
 )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class RetrainCommand:
+    """A retraining request as the use case takes it: the corpus, the training choices the caller made
+    (field -> value; unset ones take the defaults), and the dev set."""
+
+    corpus: str
+    choices: dict[str, Any] = field(default_factory=dict)  # any of _PASSTHROUGH, base_model, gate_metric
+    dev_pairs: tuple[PairInput, ...] = ()  # explicit dev pairs (else the most recently judged share)
+    dev_fraction: float | None = None
+
+    def shown(self) -> dict[str, Any]:
+        """What the job record shows of the request (its pairs are counted, not listed)."""
+        return {"corpus": self.corpus, **self.choices}
+
+
 class RetrainService:
     """Validates retraining requests, exports their pairs once and queues the job for a worker."""
 
     def __init__(self, service: ServiceContext) -> None:
         self.service = service
 
-    def _params(self, request: RetrainRequest) -> RetrainParams:
-        given = request.model_dump(exclude_none=True, exclude={"dev"})
+    def _params(self, request: RetrainCommand) -> RetrainParams:
+        given = {k: v for k, v in request.choices.items() if v is not None}
         with self.service.sessions() as session:
             kind = require_corpus(session, request.corpus).kind
             active = ModelRepository(session).active()
         values = {**RETRAIN_DEFAULTS, **RETRAIN_DEFAULTS_BY_KIND.get(kind, {}), **given}
-        if "hard_negatives" in request.model_fields_set:
+        if "hard_negatives" in request.choices:
             values["hard_negatives"] = given.get("hard_negatives")  # null: off, even where the kind mines
         elif values["loss"] != "bsc":
             values["hard_negatives"] = None  # a kind's default mining goes with the default (BSC) loss
-        gate_metric = request.gate_metric or default_gate_metric(kind)
+        gate_metric = given.get("gate_metric") or default_gate_metric(kind)
         try:
             parse_metric(gate_metric)
         except ValueError as error:
@@ -82,12 +97,13 @@ class RetrainService:
             raise InvalidInputError(
                 "hard_negatives: only the bsc loss takes hard-negative columns", "hard_negatives"
             )
-        base = request.base_model or (active.path if active is not None else self.service.settings.model)
+        asked_base = given.get("base_model")
+        base = asked_base or (active.path if active is not None else self.service.settings.model)
         base_version = self._registered(base)
-        if request.base_model is not None and (active is None or base_version != active.version):
+        if asked_base is not None and (active is None or base_version != active.version):
             # Fold models start from the base model: their epoch 0 is the active model only when the base is.
             values["cross_validation"] = "never"
-        fraction = request.dev.fraction if request.dev and request.dev.fraction else values["dev_fraction"]
+        fraction = request.dev_fraction or values["dev_fraction"]
         passthrough = {key: values[key] for key in _PASSTHROUGH}
         return RetrainParams(corpus=request.corpus, kind=kind, base_model=base, gate_metric=gate_metric,
                              dev_fraction=float(fraction), base_version=base_version,
@@ -101,15 +117,11 @@ class RetrainService:
             row = repository.get(base) or repository.registered_from(base)
             return row.version if row is not None else None
 
-    def submit(self, request: RetrainRequest) -> Job:
+    def submit(self, request: RetrainCommand) -> Job:
         """Validate, export the pairs, queue the job; ConflictError while a model job is unfinished."""
         params = self._params(request)
-        dev_pairs = [
-            PairInput(p.query, p.document_id, p.document, p.label)
-            for p in (request.dev.pairs if request.dev and request.dev.pairs else [])
-        ]
         train, dev = PairService(self.service).export(
-            params.corpus, dev_pairs, params.dev_fraction, params.seed
+            params.corpus, list(request.dev_pairs), params.dev_fraction, params.seed
         )
         # The request is valid; the corpus's pairs are not (yet) enough: a conflict with its state.
         if len(train) < 2:
@@ -121,7 +133,7 @@ class RetrainService:
         folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev])
         params = dataclasses.replace(params, cv_folds=folds)
         job_id = str(uuid.uuid4())
-        shown = request.model_dump(mode="json", exclude_none=True, exclude={"dev"})
+        shown = {k: v for k, v in request.shown().items() if v is not None}
         stored = {**shown, "dev_pairs": len(dev), "train_pairs": len(train), "_resolved": asdict(params)}
         with tempfile.TemporaryDirectory() as folder:  # the pairs pass through a file into the database
             files = {TRAIN_PAIRS: train, DEV_PAIRS: dev}

@@ -29,7 +29,7 @@ def make_client(make_settings: Callable[..., Settings]) -> Iterator[ClientFactor
         runtime = Runtime(settings)
         client = TestClient(create_app(settings, runtime))
         client.__enter__()
-        assert runtime.wait_ready(60), f"service did not become ready: {runtime.load_error}"
+        assert runtime.serving.wait_ready(60), f"service did not become ready: {runtime.serving.load_error}"
         opened.append((client, runtime))
         return client
 

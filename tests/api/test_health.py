@@ -41,7 +41,7 @@ def test_ready_reports_a_failed_load(make_settings: Callable[..., Settings], tmp
     runtime = Runtime(settings)
     with TestClient(create_app(settings, runtime)) as client:
         deadline = time.monotonic() + 30
-        while runtime.load_error is None and time.monotonic() < deadline:
+        while runtime.serving.load_error is None and time.monotonic() < deadline:
             time.sleep(0.05)
         response = client.get("/ready")
         assert response.status_code == 503 and response.json()["status"] == "failed"
@@ -64,7 +64,7 @@ def live_server(make_settings: Callable[..., Settings]) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(create_app(settings, runtime), port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    assert runtime.wait_ready(60)
+    assert runtime.serving.wait_ready(60)
     while not server.started:
         time.sleep(0.01)
     yield f"http://127.0.0.1:{port}"

@@ -121,7 +121,7 @@ def test_a_write_through_another_process_reaches_an_idle_follower_at_once_on_pos
     add_claims(writer)
     follower.post("/v1/corpora/claims/rank", json=RANK)  # opened there
     time.sleep(1.5)  # the follower now waits on its LISTEN (its fallback poll is 10 s away)
-    opened = follower.app.state.runtime.state().store.get("claims")  # type: ignore[attr-defined]
+    opened = follower.app.state.runtime.serving.state().store.get("claims")  # type: ignore[attr-defined]
     before = opened.lexical.hwm
     documents = [{"id": "late", "text": "A brand new claim about penguins on the moon."}]
     assert writer.post("/v1/corpora/claims/documents", json={"documents": documents}).status_code == 200

@@ -163,7 +163,7 @@ def test_a_follower_switches_models_without_writing_the_registry(
     runtime = runtime_of(leader)
     spec = resolve_model(str(other))
     runtime.serving.registry.register(spec, str(other), "configured")
-    runtime.swap(runtime.serving.build_state(spec))
+    runtime.serving.swap(runtime.serving.build_state(spec))
     with runtime.sessions() as session:
         active = ModelRepository(session).active()
         assert active is not None

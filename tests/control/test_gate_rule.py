@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from app.control.gate import build_gate_dataset, paired_noise
-from evaluation.model_eval import evaluate_beir
 from app.control.pair_export import ExportedPair, write_pairs
 from app.control.retrain_job import DEV_FOLDER, TRAIN_PAIRS, RetrainParams, write_config
 from evaluation.datasets import LabeledPair, load_beir
 from evaluation.judgements import judge_pairs, pair_task, relevance_grade, write_beir
 from evaluation.metrics import RankingReport
+from evaluation.model_eval import evaluate_beir
 from pairank.models import load_sentence_transformer, resolve_model
 from training.config import config_from_dict
 from training.evaluators import model_encoder

@@ -15,13 +15,12 @@ from app.db.admin_models import Job
 from app.db.blob_store import BlobRepository
 from app.db.engine import transaction
 from app.db.repositories.jobs import JobRepository
-from app.main import JOB_HANDLERS
-from app.schemas.admin import RetrainRequest
+from app.process import JOB_HANDLERS
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.imports import ImportService
 from app.usecases.pairs import PairInput, PairService
-from app.usecases.retraining import RetrainService
+from app.usecases.retraining import RetrainCommand, RetrainService
 from tests.runtime_helpers import serve
 
 
@@ -71,8 +70,9 @@ def test_a_retraining_submitted_on_one_machine_runs_on_another(
         for i in range(12)
     ]
     PairService(submitter).add_pairs("claims", pairs)
-    request = RetrainRequest(corpus="claims", epochs=1, batch_size=4, learning_rate=1e-3, auto_activate=False,
-                             cross_validation="never", hard_negatives=None)  # fmt: skip
+    choices = {"epochs": 1, "batch_size": 4, "learning_rate": 1e-3, "auto_activate": False,
+               "cross_validation": "never", "hard_negatives": None}  # fmt: skip
+    request = RetrainCommand("claims", choices)
     job = RetrainService(submitter).submit(request)
     assert not (tmp_path / "machine-a" / "jobs").exists()  # nothing staged on the submitting machine
     with submitter.sessions() as session:

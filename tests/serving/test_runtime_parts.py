@@ -28,11 +28,11 @@ def add_claims(runtime: Runtime, claims: list[tuple[str, str]]) -> None:
 
 def test_the_serving_state_is_not_ready_until_started(make_runtime: RuntimeFactory) -> None:
     runtime = make_runtime()
-    assert runtime.serving.current() is None and not runtime.is_ready()
+    assert runtime.serving.current() is None and not runtime.serving.is_ready()
     with pytest.raises(NotReadyError):
-        runtime.state()
+        runtime.serving.state()
     serve(runtime)
-    assert runtime.is_ready() and runtime.serving_version() == runtime.state().model_version
+    assert runtime.serving.is_ready() and runtime.serving.version() == runtime.serving.state().model_version
 
 
 def test_a_swap_catches_up_with_writes_made_while_the_new_state_was_built(
@@ -44,8 +44,8 @@ def test_a_swap_catches_up_with_writes_made_while_the_new_state_was_built(
     add_claims(runtime, CLAIMS[:1])
     new_state = runtime.serving.build_state(resolve_model(runtime.settings.model))  # sees c1 only
     add_claims(runtime, CLAIMS[1:])  # written to the serving state and the database meanwhile
-    runtime.swap(new_state, activate=False)
-    assert runtime.state() is new_state
+    runtime.serving.swap(new_state, activate=False)
+    assert runtime.serving.state() is new_state
     assert sorted(ranked_ids(runtime, "claims", CLAIMS[1][1])) == ["c1", "c2"]
 
 

@@ -37,7 +37,7 @@ def ranked(runtime: Runtime, query: str, k: int = 10) -> list[tuple[str, float]]
 
 def expected_scores(runtime: Runtime, query: str, documents: dict[str, str]) -> dict[str, float]:
     """Cosines computed directly with the serving encoder: what any store must return."""
-    vectors = runtime.state().encoder.encode([query, *documents.values()])
+    vectors = runtime.serving.state().encoder.encode([query, *documents.values()])
     return dict(zip(documents, (vectors[1:] @ vectors[0]).tolist(), strict=True))
 
 
@@ -74,7 +74,7 @@ def test_updates_and_deletes_are_searched_at_once(runtime: Runtime) -> None:
 
 
 def test_stored_vectors_equal_fresh_encodings_and_deleted_ones_are_left_out(runtime: Runtime) -> None:
-    state = runtime.state()
+    state = runtime.serving.state()
     opened = state.store.get("claims")
     with runtime.sessions() as session:
         from app.db.repositories.corpora import CorpusRepository
@@ -94,7 +94,7 @@ def test_stored_vectors_equal_fresh_encodings_and_deleted_ones_are_left_out(runt
 
 
 def test_one_query_and_a_batch_agree(runtime: Runtime) -> None:
-    state = runtime.state()
+    state = runtime.serving.state()
     opened = state.store.get("claims")
     queries = state.encoder.encode(["bleach cures covid", "faked moon landing"])
     batch = opened.search(queries, 3)

@@ -101,7 +101,7 @@ def test_a_side_asking_for_a_stage_names_its_own_field(runtime: Runtime) -> None
     with pytest.raises(ConflictError) as no_stage:
         compare.compare_query("claims", QUERY, 5, side(), side(RerankRequest(k=3)))
     assert no_stage.value.field == "right.rerank.model"
-    bi_encoder = runtime.state().model_version
+    bi_encoder = runtime.serving.state().model_version
     with pytest.raises(ConflictError) as wrong_kind:
         compare.compare_metrics("claims", side(RerankRequest(model=bi_encoder)), side(), None, 10)
     assert wrong_kind.value.field == "left.rerank.model"

@@ -106,7 +106,7 @@ def test_a_rerank_request_without_a_stage_or_model_names_the_field(runtime: Runt
 
 def test_only_a_registered_cross_encoder_may_rerank(runtime: Runtime, tiny_model_dir: Path) -> None:
     corpora = CorpusService(runtime)
-    bi_encoder = runtime.state().model_version
+    bi_encoder = runtime.serving.state().model_version
     with pytest.raises(ConflictError) as bi:
         corpora.set_ranking("claims", {**DENSE, "rerank": {"model": bi_encoder, "k": 3, "weight": 1.0}})
     assert bi.value.field == "rerank.model" and "bi-encoder" in bi.value.message

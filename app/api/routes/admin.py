@@ -10,6 +10,8 @@ from app.api.security import ADMIN
 from app.schemas.admin import JobCreated, JobList, JobOut, ModelDeleted, ModelList, ModelOut, RetrainRequest
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
 from app.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyOut
+from app.usecases.pairs import PairInput
+from app.usecases.retraining import RetrainCommand
 
 router = APIRouter(
     prefix="/admin",
@@ -23,7 +25,11 @@ router = APIRouter(
 def retrain(body: RetrainRequest, service: RetrainServiceDep) -> JobCreated:
     """Queue a retraining job; 409 while a retraining or activation job is unfinished, or when the corpus's
     pairs cannot train and gate a model (fewer than 2 training pairs, no positive pair to gate on)."""
-    job = service.submit(body)
+    choices = body.model_dump(mode="json", exclude_unset=True, exclude={"corpus", "dev"})
+    dev = body.dev
+    pairs = [PairInput(p.query, p.document_id, p.document, p.label) for p in (dev.pairs or [])] if dev else []
+    command = RetrainCommand(body.corpus, choices, tuple(pairs), dev.fraction if dev else None)
+    job = service.submit(command)
     return JobCreated(job_id=job.id, status=job.status)
 
 

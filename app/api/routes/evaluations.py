@@ -18,6 +18,7 @@ from app.schemas.evaluations import (
     RankingCalibrationOut,
     RankingCalibrationRequest,
 )
+from app.usecases.evaluation_report import EvaluationSpec
 from app.usecases.threshold_calibration import CalibrationInput
 
 router = APIRouter(tags=["evaluation"], responses=error_responses(*COMMON_ERRORS))
@@ -37,7 +38,8 @@ def create_evaluation(
     if body.corpus is not None:
         check_corpus_access(caller, body.corpus)
     rerank_request(body.rerank, caller)  # naming a re-ranker needs an admin key (403)
-    return EvaluationOut.model_validate(service.submit(body))
+    spec = EvaluationSpec.from_request(body.model_dump(mode="json"))
+    return EvaluationOut.model_validate(service.submit(spec, body.name))
 
 
 @router.get("/v1/evaluations", response_model=EvaluationList)

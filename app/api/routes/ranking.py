@@ -73,6 +73,7 @@ def find_duplicates(
         results=results,
         threshold=report.threshold,
         threshold_source=report.threshold_source,
+        threshold_on=report.threshold_on,
         model=report.model,
         ranking=ranking_used(report.ranking),
     )

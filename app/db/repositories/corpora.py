@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.core.errors import ConflictError
-from app.db.corpus_settings import CorpusSettings
+from app.db.corpus_settings import SERVING_COLUMNS, CorpusSettings
 from app.db.models import Corpus, Document, DocumentChange, utcnow
 from app.db.notifications import CHANGES_CHANNEL, notify_changes
 
@@ -74,8 +74,7 @@ class CorpusRepository:
 
     def marks(self) -> list[CorpusMark]:
         """Every corpus's id, name, change mark and settings: one cheap query per sync, whatever the sizes."""
-        columns = (Corpus.default_ranking, Corpus.ranking_calibration, Corpus.duplicate_threshold,
-                   Corpus.threshold_model)  # fmt: skip
+        columns = [getattr(Corpus, column) for column in SERVING_COLUMNS]
         rows = self.session.execute(select(Corpus.id, Corpus.name, Corpus.change_seq, *columns))
         return [CorpusMark(int(i), str(n), int(s), CorpusSettings(*rest)) for i, n, s, *rest in rows]
 

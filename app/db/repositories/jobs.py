@@ -48,10 +48,13 @@ class JobRepository:
                 raise ConflictError(
                     f"job {job_id} could not be queued (its slot was just freed); retry", "job"
                 )
+            what = (
+                "retraining or activation job"
+                if exclusive == MODEL_SLOT
+                else f"{holder.kind} job of this corpus"
+            )
             raise ConflictError(
-                f"job {holder.id} ({holder.kind}) is {holder.status}; one retraining or activation job "
-                "runs at a time",
-                "job",
+                f"job {holder.id} ({holder.kind}) is {holder.status}; one {what} runs at a time", "job"
             )
         notify_changes(self.session, kind, JOBS_CHANNEL)  # a waiting worker claims it at commit
         job = self.get(job_id)

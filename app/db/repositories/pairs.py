@@ -85,6 +85,14 @@ class PairRepository:
         counts["queries"] = int(self.session.scalar(queries) or 0)
         return counts
 
+    def judged_query_count(self) -> int:
+        """Distinct queries with a positive pair (what a match calibration learns from)."""
+        mine = TrainingPair.corpus_id == self.corpus_id
+        query = select(func.count(func.distinct(TrainingPair.query_sha256))).where(
+            mine, TrainingPair.label > 0
+        )
+        return int(self.session.scalar(query) or 0)
+
     def get(self, pair_id: int) -> TrainingPair | None:
         """One pair by id, if it belongs to this corpus."""
         pair = self.session.get(TrainingPair, pair_id)

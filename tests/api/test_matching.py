@@ -1,0 +1,158 @@
+"""Match decisions over HTTP: calibrate from judged pairs, decide, policy, twins, probabilities on rank
+and duplicates, range filters, and what a desk gets wrong (on SQLite, PostgreSQL and pgvector)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+NAME = "checks"
+TOPICS = ["vaccines", "bananas", "towers", "elections", "sharks", "bleach", "masks", "gold", "water", "eggs"]
+PLACES = ["Kenya", "Brazil", "Texas", "Paris", "Manila", "Lagos", "Ohio", "Lima", "Delhi", "Oslo"]
+ACTORS = ["minister", "celebrity", "doctor", "farmer", "teacher", "senator"]
+
+
+def claims() -> list[dict[str, Any]]:
+    """60 claims with a `published` date and a `year`, and one stored twice (other quote marks)."""
+    rng = random.Random(3)
+    docs = []
+    for i in range(60):
+        text = (
+            f"The {rng.choice(ACTORS)} said {TOPICS[i % 10]} were banned in {PLACES[i // 6]} in {1990 + i}."
+        )
+        published = f"20{10 + i % 15:02d}-0{1 + i % 9}-15"
+        docs.append({"id": f"c{i:02d}", "text": text, "metadata": {"published": published, "year": 1990 + i}})
+    docs.append({"id": "c60", "text": docs[7]["text"].replace("said", "\u201csaid\u201d"),
+                 "metadata": {"published": "2024-01-01", "year": 1997}})  # fmt: skip
+    return docs
+
+
+def build(client: TestClient) -> list[dict[str, Any]]:
+    """The corpus and 40 judged queries (a word-sharing question about a claim each; some judged no)."""
+    assert client.post("/v1/corpora", json={"name": NAME, "kind": "claim"}).status_code == 201
+    docs = claims()
+    assert client.post(f"/v1/corpora/{NAME}/documents", json={"documents": docs}).status_code == 200
+    pairs = []
+    for i in range(40):
+        doc = docs[i]
+        words = doc["text"].split()
+        pairs.append({"query": f"were {words[3]} banned in {words[7]} in {words[9].rstrip('.')}?",
+                      "document_id": doc["id"], "label": 1})  # fmt: skip
+        pairs.append({"query": pairs[-1]["query"], "document_id": docs[(i + 11) % 60]["id"], "label": 0})
+    assert client.post(f"/v1/corpora/{NAME}/pairs", json={"pairs": pairs}).status_code == 201
+    return docs
+
+
+def test_an_uncalibrated_corpus_says_what_to_do(client: TestClient) -> None:
+    build(client)
+    response = client.post(f"/v1/corpora/{NAME}/match", json={"text": "were eggs banned in Oslo?"})
+    assert response.status_code == 409
+    assert "match/calibrate" in response.json()["detail"]
+    assert client.get(f"/v1/corpora/{NAME}/match/calibration").status_code == 404
+
+
+def test_calibrate_decide_and_explain(client: TestClient) -> None:
+    docs = build(client)
+    response = client.post(f"/v1/corpora/{NAME}/match/calibrate", json={})
+    assert response.status_code == 200, response.text
+    report = response.json()
+    assert report["kind"] in {"cosine", "logistic", "isotonic"} and report["queries"] == 40
+    assert set(report["kinds"]) == {"cosine", "logistic", "isotonic"}
+    assert 0.0 <= report["thresholds"]["new"] <= report["thresholds"]["match"]
+    assert {"match_precision", "match_coverage", "new_precision", "new_coverage", "gold_shown"} <= set(
+        report["report"]
+    )
+    assert report["ranking"] == "hybrid a=0.2" and report["twin_groups"] == 1
+    assert client.get(f"/v1/corpora/{NAME}/twins").json()["groups"] == [["c07", "c60"]]
+    plot = client.get(f"/v1/corpora/{NAME}/match/calibration.png")
+    assert plot.status_code == 200 and plot.content.startswith(b"\x89PNG")
+
+    asked = client.post(f"/v1/corpora/{NAME}/match", json={"text": docs[45]["text"]}).json()
+    assert asked["decision"] in {"match", "review", "new"}
+    assert asked["candidates"] and all(0.0 <= c["probability"] <= 1.0 for c in asked["candidates"])
+    assert len(asked["candidates"]) == asked["policy"]["review_candidates"] == 5
+    assert asked["candidates"][0]["id"] == "c45"  # the served order: the claim itself first
+    best = max(c["probability"] for c in asked["candidates"])
+    if asked["decision"] == "match":
+        assert asked["match"]["probability"] == best >= asked["policy"]["thresholds"]["match"]
+    else:
+        assert asked["match"] is None
+    batch = client.post(f"/v1/corpora/{NAME}/match", json={"texts": [docs[3]["text"], "zebra crossing"]})
+    assert batch.status_code == 200 and len(batch.json()["results"]) == 2
+    assert (
+        batch.json()["results"][0]["candidates"][0]["probability"]
+        == client.post(f"/v1/corpora/{NAME}/match", json={"text": docs[3]["text"]}).json()["candidates"][0][
+            "probability"
+        ]
+    )
+
+    # The same probabilities on `rank` (top 10) and the policy deciding `duplicates`.
+    ranked = client.post(f"/v1/corpora/{NAME}/rank", json={"query": docs[45]["text"], "k": 12}).json()
+    assert [r.get("probability") is not None for r in ranked["results"]] == [True] * 10 + [False] * 2
+    assert ranked["results"][0]["probability"] == asked["candidates"][0]["probability"]
+    dupes = client.post(f"/v1/corpora/{NAME}/duplicates", json={"ids": ["c07"]}).json()
+    assert dupes["threshold_source"] == "policy" and dupes["threshold_on"] == "probability"
+    assert all(d["probability"] >= dupes["threshold"] for d in dupes["results"][0]["duplicates"])
+
+
+def test_the_policy_moves_the_thresholds_without_recalibrating(client: TestClient) -> None:
+    build(client)
+    first = client.post(f"/v1/corpora/{NAME}/match/calibrate", json={}).json()
+    strict = client.put(f"/v1/corpora/{NAME}/match-policy", json={"match_precision": 0.999}).json()
+    assert strict["match_precision"] == 0.999 and strict["calibrated_for"] == first["model"]
+    assert strict["thresholds"]["match"] >= first["thresholds"]["match"]
+    lenient = client.put(f"/v1/corpora/{NAME}/match-policy", json={"match_precision": 0.6}).json()
+    assert lenient["thresholds"]["match"] <= strict["thresholds"]["match"]
+    assert client.get(f"/v1/corpora/{NAME}/match-policy").json() == lenient
+
+
+def test_bad_input_is_a_clear_4xx(client: TestClient) -> None:
+    build(client)
+    client.post(f"/v1/corpora/{NAME}/match/calibrate", json={})
+    cases = [
+        ("put", "/match-policy", {"match_precision": 1.5}, 422, "match_precision"),
+        ("put", "/match-policy", {"recency_days": 30}, 422, "recency_days"),
+        ("post", "/match", {"text": "x", "texts": ["y"]}, 422, "text"),
+        ("post", "/match", {"texts": ["t"] * 10_000}, 413, "texts"),
+        ("post", "/match", {"text": "   "}, 422, "text"),
+        ("post", "/match/calibrate", {"new_precision": 0.2}, 422, "new_precision"),
+    ]
+    for method, path, body, status, field in cases:
+        response = getattr(client, method)(f"/v1/corpora/{NAME}{path}", json=body)
+        assert response.status_code == status, (path, body, response.text)
+        assert field in response.text
+    assert client.post("/v1/corpora/nope/match", json={"text": "x"}).status_code == 404
+
+
+def test_too_few_judged_queries_is_a_conflict(client: TestClient) -> None:
+    assert client.post("/v1/corpora", json={"name": "small", "kind": "claim"}).status_code == 201
+    docs = [{"id": "a", "text": "Sharks swim in the flooded street."}]
+    client.post("/v1/corpora/small/documents", json={"documents": docs})
+    client.post(
+        "/v1/corpora/small/pairs", json={"pairs": [{"query": "shark street", "document_id": "a", "label": 1}]}
+    )
+    response = client.post("/v1/corpora/small/match/calibrate", json={})
+    assert response.status_code == 409 and "at least" in response.json()["detail"]
+
+
+def test_range_filters_on_numbers_and_dates(client: TestClient) -> None:
+    build(client)
+    body = {"query": "banned", "k": 100, "mode": "lexical", "include_metadata": True}
+    years = client.post(
+        f"/v1/corpora/{NAME}/rank", json={**body, "filter": {"year": {"gte": 2040, "lte": 2045}}}
+    )
+    assert sorted(r["metadata"]["year"] for r in years.json()["results"]) == list(range(2040, 2046))
+    dates = client.post(
+        f"/v1/corpora/{NAME}/rank", json={**body, "filter": {"published": {"gte": "2023-01-01"}}}
+    )
+    assert dates.json()["results"] and all(
+        r["metadata"]["published"] >= "2023-01-01" for r in dates.json()["results"]
+    )
+    mixed = client.post(
+        f"/v1/corpora/{NAME}/rank", json={**body, "filter": {"year": {"gte": 1, "lte": "2020-01-01"}}}
+    )
+    assert mixed.status_code == 422
+    empty = client.post(f"/v1/corpora/{NAME}/rank", json={**body, "filter": {"year": {}}})
+    assert empty.status_code == 422
