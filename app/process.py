@@ -16,9 +16,9 @@ from app.control.retrain_job import run_retrain
 from app.control.worker import Handler, JobWorker
 from app.observability.logs import configure_logging
 from app.serving.runtime import Runtime
+from app.usecases.calibration.match import run_match_calibration
 from app.usecases.evaluations import run_evaluation
 from app.usecases.imports import run_import
-from app.usecases.match_calibration import run_match_calibration
 
 JOB_HANDLERS: dict[str, Handler] = {
     job_kinds.RETRAIN: run_retrain,

@@ -67,7 +67,7 @@ class Variant:
 
 
 TORCH_FP32 = Variant("torch", "fp32")
-# Fastest first, as measured by benchmarks/encode.py on this project's 2-core CPU.
+# Fastest first, as measured by benchmarks/encode/encode.py on this project's 2-core CPU.
 AUTO_CPU = (Variant("openvino", "int8"), Variant("onnx", "int8"), TORCH_FP32)
 AUTO_CUDA = (Variant("torch", "fp16"), TORCH_FP32)
 

@@ -130,6 +130,15 @@ def _evaluate_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--fusion", choices=("linear", "rrf"), default="linear", help="hybrid: default linear"
     )
+    parser.add_argument(
+        "--open-world",
+        type=float,
+        metavar="SHARE",
+        help="score match decisions open-world (docs/guides/checked-before.md): the claims of this share "
+        "of the queries left out; calibrated forward on the earlier queries of --split (comma-separated "
+        "splits in time order, e.g. train,dev), scored on the later ones",
+    )
+    parser.add_argument("--cuts", type=int, default=3, help="--open-world: forward cut points (default 3)")
     return parser
 
 
@@ -154,6 +163,8 @@ def evaluate(argv: list[str]) -> int:
     if not 0 <= args.alpha <= 1:
         print("pairank evaluate: --alpha must be in [0, 1]", file=sys.stderr)
         return 2
+    if args.open_world is not None:
+        return _open_world(args, argv)
     try:
         # Decide the task before loading the model, so that a bad folder fails in milliseconds.
         task = args.mode or infer_task(args.data, args.split)
@@ -190,5 +201,38 @@ def evaluate(argv: list[str]) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     print(format_table(report))
+    print(f"model {model_info['version']}; report written to {output}")
+    return 0
+
+
+def _open_world(args: argparse.Namespace, argv: list[str]) -> int:
+    """`pairank evaluate --open-world SHARE`: the forward open-world report, printed and written."""
+    from evaluation.hybrid_eval import RankingSetting
+    from evaluation.open_world_eval import evaluate_open_world
+    from evaluation.runner import make_encoder
+
+    if not 0 < args.open_world < 1 or args.cuts < 1:
+        print("pairank evaluate: --open-world must be in (0, 1) and --cuts positive", file=sys.stderr)
+        return 2
+    splits = [s.strip() for s in args.split.split(",") if s.strip()]
+    try:
+        encode, model_info = make_encoder(args.model, device=args.device, batch_size=args.batch_size,
+                                          backend=args.backend, precision=args.precision,
+                                          cache_dir=args.cache_dir)  # fmt: skip
+        setting = RankingSetting(args.ranking, args.alpha, args.fusion)
+        report = evaluate_open_world(encode, args.data, splits, setting, args.open_world, args.cuts)
+    except (OSError, ValueError) as error:
+        print(f"pairank evaluate: {error}", file=sys.stderr)
+        return 2
+    report = {
+        **report,
+        "split": "+".join(splits),
+        "model": model_info,
+        "command": " ".join(["pairank", "evaluate", *argv]),
+    }
+    output = args.output or _default_output(report)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(report["models"], indent=1))
     print(f"model {model_info['version']}; report written to {output}")
     return 0

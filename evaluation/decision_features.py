@@ -3,10 +3,10 @@
 A desk asks of a ranked list "is one of these the claim, or was it never checked?". The first stage's
 scores answer it poorly on their own: a cosine's meaning moves with the query and the corpus (the best
 of any query looks like a match). The features describe each candidate both absolutely (its cosine, its
-BM25, the share of the query's words it holds) and against the rest of the list (its margin over the
-next candidate, its gap to the best, whether it leads the dense and the lexical side), plus the two
-texts' lengths (a short text matches many claims by accident). `evaluation/decisions.py` learns a
-probability from them.
+BM25, the shares of the query's and of its own content words they share) and against the rest of the
+list (its margins over the next candidate, its gap to the best, whether it leads the dense and the
+lexical side), plus the two texts' lengths (a short text matches many claims by accident).
+`evaluation/decisions.py` learns a probability from them.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from indexes.lexical import Tokenizer
 
 __all__ = ["FEATURES", "Candidate", "candidate_features", "words"]
 
@@ -30,10 +32,13 @@ FEATURES = (
     "leads_dense",
     "leads_lexical",
     "query_words_held",
+    "document_words_held",
+    "bm25_margin",
     "log_query_words",
     "log_document_words",
 )
 _WORD = re.compile(r"\w+")
+_TOKENIZER = Tokenizer()
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,13 @@ class Candidate:
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word runs (any script): the unit of the length and overlap features."""
+    """Lower-cased word runs (any script): the unit of the length features."""
     return _WORD.findall(text.lower())
+
+
+def _terms(text: str) -> list[str]:
+    """Content words as BM25 sees them (stop words out, stemmed): the unit of the overlap features."""
+    return _TOKENIZER(text)
 
 
 def candidate_features(query: str, ranked: Sequence[Candidate]) -> np.ndarray:
@@ -59,12 +69,14 @@ def candidate_features(query: str, ranked: Sequence[Candidate]) -> np.ndarray:
     cosines = np.array([c.cosine for c in ranked], dtype=np.float64)
     bm25 = np.array([max(c.lexical, 0.0) for c in ranked], dtype=np.float64)
     following = np.append(cosines[1:], 0.0)  # the last candidate's margin is over nothing
+    next_bm25 = np.append(bm25[1:], 0.0)
     best_bm25 = float(bm25.max())
-    query_words = set(words(query))
+    query_terms = set(_terms(query))
     rows = []
     for i, candidate in enumerate(ranked):
         document_words = words(candidate.text)
-        held = len(query_words & set(document_words)) / len(query_words) if query_words else 0.0
+        document_terms = set(_terms(candidate.text))
+        shared = len(query_terms & document_terms)
         rows.append(
             [
                 cosines[i],
@@ -75,8 +87,10 @@ def candidate_features(query: str, ranked: Sequence[Candidate]) -> np.ndarray:
                 1.0 / candidate.rank,
                 float(cosines[i] >= cosines.max()),
                 float(best_bm25 > 0 and bm25[i] >= best_bm25),
-                held,
-                math.log1p(len(query_words)),
+                shared / len(query_terms) if query_terms else 0.0,
+                shared / len(document_terms) if document_terms else 0.0,
+                (bm25[i] - next_bm25[i]) / best_bm25 if best_bm25 > 0 else 0.0,
+                math.log1p(len(set(words(query)))),
                 math.log1p(len(document_words)),
             ]
         )

@@ -12,8 +12,10 @@ service builds them from its live store.
 from __future__ import annotations
 
 import math
+import random
+import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -27,11 +29,27 @@ from evaluation.decisions import (
     choose_thresholds,
     fit_model,
 )
-from evaluation.open_world import JudgedQuery, Outcome, decision_report, forward_outcomes, training_rows
+from evaluation.forward_splits import forward_splits
+from evaluation.open_world import (
+    JudgedQuery,
+    Outcome,
+    decision_report,
+    forward_outcomes,
+    outcomes,
+    rates,
+    training_rows,
+)
 from indexes.first_stage import MatrixCorpus, gather, rank_pool, sides_of, without
 from indexes.fusion import RankingSetting
 
-__all__ = ["Calibration", "calibrate", "thresholds_for", "worlds"]
+__all__ = [
+    "Calibration",
+    "calibrate",
+    "forward_evaluation",
+    "one_world_each",
+    "thresholds_for",
+    "worlds",
+]
 
 
 @dataclass(frozen=True)
@@ -130,3 +148,63 @@ def worlds(
         absent = listed(rank_pool(without(pool, gone), setting, depth))
         judged.append(JudgedQuery(text, gold, present, absent))
     return judged
+
+
+def one_world_each(found: Sequence[Outcome], absent_share: float, seed: int) -> list[Outcome]:
+    """Outcomes of queries decided in both worlds (present, absent, in turn), one world kept per query:
+    the claim left out for a random `absent_share` of them (the protocol as a desk meets it)."""
+    rng = random.Random(seed)
+    return [found[i + 1] if rng.random() < absent_share else found[i] for i in range(0, len(found) - 1, 2)]
+
+
+def forward_evaluation(
+    queries: Sequence[JudgedQuery],
+    cuts: int,
+    absent_share: float,
+    match_precision: float,
+    new_precision: float,
+    min_words: int,
+    seeds: Sequence[int] = (0, 1, 2, 3, 4),
+    decided: list[tuple[Outcome, Thresholds]] | None = None,
+) -> dict[str, Any]:
+    """The calibration judged as a desk would meet it: at each forward cut point, `calibrate` learns from
+    the earlier queries only and decides the block after it, whose claims are left out for a random
+    `absent_share` of its queries (one draw per seed); every decision model tried is scored the same
+    way at its own thresholds. Returns each model's rates (mean and sd over cut points x seeds);
+    `decided` collects the chosen model's outcomes (both worlds) with the thresholds they met."""
+    rows: dict[str, list[dict[str, Any]]] = {kind: [] for kind in (*KINDS, "chosen")}
+    chosen: list[dict[str, Any]] = []
+    for split in forward_splits([q.query for q in queries], cuts, 0.4):
+        earlier, block = (
+            list(queries[: split.cut]),
+            list(queries[split.cut : split.cut + len(split.validate)]),
+        )
+        calibration = calibrate(earlier, absent_share, match_precision, new_precision, min_words)
+        models = {kind: fit_model(kind, *training_rows(earlier, absent_share)) for kind in KINDS}
+        for kind, model in [*models.items(), ("chosen", calibration.model)]:
+            th = (
+                calibration.thresholds
+                if kind == "chosen"
+                else Thresholds(**calibration.kinds[kind]["thresholds"])
+            )
+            found = outcomes(model, block)
+            if kind == "chosen" and decided is not None:
+                decided += [(outcome, th) for outcome in found]
+            for seed in seeds:
+                kept = one_world_each(found, absent_share, seed)
+                rows[kind].append(vars(rates(kept, th, absent_share, min_words)))
+        chosen.append({"cut": split.cut, "block": len(block), "kind": calibration.kind,
+                       "thresholds": asdict(calibration.thresholds)})  # fmt: skip
+    return {"cuts": chosen, "models": {kind: _summary(values) for kind, values in rows.items()}}
+
+
+def _summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name in ("match_precision", "match_coverage", "new_precision", "new_coverage", "gold_shown"):
+        values = [r[name] for r in rows if r[name] is not None]
+        out[name] = {
+            "mean": statistics.fmean(values) if values else None,
+            "sd": statistics.stdev(values) if len(values) > 1 else None,
+            "n": len(values),
+        }
+    return out

@@ -1,5 +1,5 @@
 """Evaluate a sentence-transformers model on a dataset folder: the engine behind `pairank evaluate` and
-`benchmarks/quality.py`. Torch is imported only when a model is loaded.
+`benchmarks/quality/quality.py`. Torch is imported only when a model is loaded.
 """
 
 from __future__ import annotations

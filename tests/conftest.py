@@ -15,11 +15,11 @@ from app.config import Settings
 from app.db.engine import make_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
 from app.serving.runtime import Runtime
-from tests.postgres_helpers import postgres_schema
-from tests.process_helpers import Server, ServerFactory, Worker
-from tests.reranker_helpers import build_tiny_reranker
-from tests.runtime_helpers import RuntimeFactory
-from tests.tiny_model import build_tiny_model
+from tests.helpers.postgres import postgres_schema
+from tests.helpers.processes import Server, ServerFactory, Worker
+from tests.helpers.reranker import build_tiny_reranker
+from tests.helpers.runtime import RuntimeFactory
+from tests.helpers.tiny_model import build_tiny_model
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
 PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the pgserver wheel did not start"

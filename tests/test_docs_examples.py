@@ -2,7 +2,7 @@
 
 Two servers on the tiny model: `demo` as `PAIRANK_ADMIN_API_KEY=demo-key make serve` runs (the demo
 corpus, no keys), `keys` with keys required and its bootstrap admin key in `$ADMIN`. Each page's blocks
-run in order (tests/doc_blocks.py says how a block is marked); `localhost:8000` is pointed at the
+run in order (tests/helpers/doc_blocks.py says how a block is marked); `localhost:8000` is pointed at the
 server, every `curl` call's status is recorded, and a block passes when it exits 0 and its calls
 answered 2xx or the statuses its directive lists. Between pages every corpus but the demo's is
 deleted. python-client.md is its author's to test.
@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from app.usecases.api_keys import new_key_text
-from tests.doc_blocks import Block, docs_pages, parse_page
-from tests.process_helpers import Server
+from tests.helpers.doc_blocks import Block, docs_pages, parse_page
+from tests.helpers.processes import Server
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -15,6 +15,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("app", "training", "indexes", "encoders", "evaluation", "pairank")
+TOOLS = ("benchmarks", "scripts")  # scripts that may import any package; no package may import them
+# Who may never import whom: the service and training meet only through the saved model folder and the
+# shared leaves (docs/reference/layout.md), and the leaves serve both without knowing either.
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "app": ("training", *TOOLS),
+    "training": ("app", *TOOLS),
+    "indexes": ("app", "training", *TOOLS),
+    "encoders": ("app", "training", *TOOLS),
+    "evaluation": ("app", "training", *TOOLS),
+}
 # The planes of app/, bottom first (docs/reference/layout.md): a module may import its own plane and
 # those below.
 PLANES: tuple[tuple[str, ...], ...] = (
@@ -38,9 +48,10 @@ MAX_MODULES_PER_FOLDER = 15
 
 
 def module_files() -> dict[str, Path]:
-    """Dotted module name -> file, for every module of the packages (a package is its __init__)."""
+    """Dotted module name -> file, for every module of the packages and tools (a package is its
+    __init__)."""
     modules: dict[str, Path] = {}
-    for package in PACKAGES:
+    for package in (*PACKAGES, *TOOLS):
         for path in sorted((ROOT / package).rglob("*.py")):
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
@@ -173,6 +184,8 @@ def test_planes_only_import_downwards(graph: dict[str, set[str]]) -> None:
             if target_plane is None:
                 continue
             if plane is None:
+                if _within(module, TOOLS):
+                    continue  # benchmarks and scripts drive the service as its users do
                 if not (_within(module, CONTRACT_READERS) and _within(target, (CONTRACT,))):
                     upward.append(f"{module} -> {target} (outside app, only the client may: {CONTRACT})")
             elif target_plane > plane:
@@ -202,8 +215,45 @@ def test_only_the_api_and_the_composition_root_know_the_web_framework() -> None:
     assert not offenders, offenders
 
 
-def test_no_folder_of_app_holds_more_than_fifteen_modules() -> None:
-    folders = [ROOT / "app", *(p for p in (ROOT / "app").rglob("*") if p.is_dir())]
+def test_the_service_training_and_the_leaves_import_only_what_they_may(graph: dict[str, set[str]]) -> None:
+    found = [
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for package, banned in FORBIDDEN.items()
+        if _within(module, (package,))
+        for target in targets
+        if _within(target, banned)
+    ]
+    assert not found, "imports across a boundary:\n" + "\n".join(sorted(found))
+
+
+def test_the_boundary_check_sees_an_import_from_app_into_training(tmp_path: Path) -> None:
+    # It failed to before: every import from app to a package outside app was skipped.
+    module = tmp_path / "app" / "probe.py"
+    module.parent.mkdir()
+    module.write_text("from training.trainer import train\nimport benchmarks.bench_common\n")
+    known = {**module_files(), "app.probe": module}
+    names = set(imported_names("app.probe", module, known))
+    targets = {owning_module(name, known) for name in names}
+    assert {"training.trainer", "benchmarks.bench_common"} <= targets
+
+
+def test_the_worker_process_never_imports_the_web_application(graph: dict[str, set[str]]) -> None:
+    reached, frontier = set(), ["app.worker_cli", "app.process"]
+    while frontier:
+        module = frontier.pop()
+        if module not in reached:
+            reached.add(module)
+            frontier += sorted(graph.get(module, ()))
+    assert not {m for m in reached if m == "app.main" or _within(m, ("app.api",))}
+
+
+def test_no_folder_of_app_training_or_benchmarks_holds_more_than_fifteen_modules() -> None:
+    roots = [ROOT / "app", ROOT / "training", ROOT / "benchmarks"]
+    folders = [
+        *roots,
+        *(p for root in roots for p in root.rglob("*") if p.is_dir() and "__pycache__" not in p.parts),
+    ]
     crowded = {
         str(folder.relative_to(ROOT)): count
         for folder in folders

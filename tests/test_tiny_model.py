@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILD = (
-    "import sys; from pathlib import Path; from tests.tiny_model import build_tiny_model; "
+    "import sys; from pathlib import Path; from tests.helpers.tiny_model import build_tiny_model; "
     "build_tiny_model(Path(sys.argv[1]), texts=['sharks on flooded roads', 'a moon landing'], seed=3)"
 )
 
@@ -34,7 +34,7 @@ def test_two_processes_build_the_same_tiny_model(tmp_path: Path) -> None:
 def test_every_word_of_the_corpus_is_one_token(tmp_path: Path) -> None:
     from transformers import AutoTokenizer
 
-    from tests.tiny_model import build_tiny_model
+    from tests.helpers.tiny_model import build_tiny_model
 
     folder = build_tiny_model(tmp_path / "tiny", texts=["zebra crossings"])
     tokenizer = AutoTokenizer.from_pretrained(str(folder))

@@ -208,7 +208,7 @@ def train(argv: list[str]) -> int:
     if not config.data.train_pairs:
         print("pairank train: no training pairs (set data.train_pairs or --train-pairs)", file=sys.stderr)
         return 2
-    from training.run_folder import EventWriter, default_run_dir, utc_timestamp
+    from training.runs.folder import EventWriter, default_run_dir, utc_timestamp
     from training.trainer import train as run_training
 
     if reranker is not None:

@@ -33,7 +33,7 @@ from evaluation.selection import group_folds, query_groups
 from pairank import train_events
 from training.config import CVConfig, TrainConfig, apply_overrides, config_from_dict, config_to_dict
 from training.data import load_train_pairs
-from training.run_folder import EventWriter, dump_json
+from training.runs.folder import EventWriter, dump_json
 
 
 def labelled_pairs(config: TrainConfig) -> tuple[list[LabeledPair], dict[str, str] | None]:

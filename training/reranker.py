@@ -33,8 +33,8 @@ from training.data import PairSet
 from training.hard_negatives import mine_hard_negatives
 from training.loop import resolve_amp
 from training.optim import build_scheduler
-from training.plots import plot_training_curves
-from training.run_folder import MODEL_DIR, RunFolder, utc_timestamp
+from training.runs.folder import MODEL_DIR, RunFolder, utc_timestamp
+from training.runs.plots import plot_training_curves
 
 Encoder = Callable[[Sequence[str]], np.ndarray]
 RERANKER_KIND = CROSS_ENCODER  # manifest.json's `kind`: what the service loads as a re-ranker
@@ -246,7 +246,7 @@ def train_reranker_run(
     from training.data import PairSet
     from training.evaluators import model_encoder
     from training.reranker import train_reranker
-    from training.run_folder import default_run_dir, utc_timestamp
+    from training.runs.folder import default_run_dir, utc_timestamp
 
     output = args.output or default_run_dir(f"{config.name}-reranker", utc_timestamp())
     device = pick_device(None if config.device == "auto" else config.device)

@@ -24,7 +24,7 @@ from training.regularize import freeze_lower_layers
 from training.shuffling import build_batch_order
 
 if TYPE_CHECKING:
-    from training.run_state import RunState
+    from training.runs.state import RunState
 
 
 def steps_per_epoch(n_pairs: int, batch_size: int, world_size: int) -> int:

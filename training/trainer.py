@@ -23,9 +23,9 @@ from training import distributed as D
 from training.config import TrainConfig, resolve_paths
 from training.data import PairSet, load_train_pairs, sample_negatives, split_by_query, with_view_pairs
 from training.evaluators import build_dev_evaluator, model_encoder
-from training.run_folder import EventWriter, RunFolder, default_run_dir, utc_timestamp
-from training.run_state import Best, RunState
-from training.run_summary import finish_run
+from training.runs.folder import EventWriter, RunFolder, default_run_dir, utc_timestamp
+from training.runs.state import Best, RunState
+from training.runs.summary import finish_run
 from training.stage import steps_per_epoch, train_stage
 
 

@@ -14,6 +14,8 @@ from app.db.engine import RequestSessions
 from app.serving.runtime import Runtime
 from app.serving.state import Serving
 from app.usecases.api_keys import ApiKeyService, KeyCache
+from app.usecases.calibration.ranking import RankingCalibrationService
+from app.usecases.calibration.threshold import CalibrationService
 from app.usecases.compare import CompareService
 from app.usecases.corpora import CorpusService
 from app.usecases.evaluations import EvaluationService
@@ -22,9 +24,7 @@ from app.usecases.matching import MatchService
 from app.usecases.model_admin import ModelAdminService
 from app.usecases.pairs import PairService
 from app.usecases.ranking import RankingService
-from app.usecases.ranking_calibration import RankingCalibrationService
 from app.usecases.retraining import RetrainService
-from app.usecases.threshold_calibration import CalibrationService
 
 
 def get_runtime(request: Request) -> Runtime:

@@ -12,7 +12,7 @@ RETRAIN = "retrain"
 ACTIVATE = "activate"
 EVALUATE = "evaluate"
 IMPORT = "import"
-CALIBRATE_MATCH = "calibrate-match"  # a corpus's match decisions (app/usecases/match_calibration.py)
+CALIBRATE_MATCH = "calibrate-match"  # a corpus's match decisions (app/usecases/calibration/match.py)
 
 
 def on_finished(session: Session, job: Job, status: str) -> None:

@@ -27,7 +27,7 @@ class MatchPolicy:
     new_precision: float = 0.90  # "no earlier check" must be right this often
     absent_share: float = 0.5  # the share of incoming texts whose claim was never checked, expected
     min_words: int = MIN_WORDS  # shorter texts go to review at best
-    review_candidates: int = 5  # candidates shown with every decision
+    review_candidates: int = 10  # candidates shown with every decision (all a decision reads)
     recency_days: int | None = None  # only documents whose `date_field` is this recent (off: None)
     date_field: str | None = None  # an ISO-date metadata field, e.g. "published"
 

@@ -50,6 +50,15 @@ class Judgment(RequestModel):
     relevance: int = Field(ge=-1000, le=1000)
 
 
+class OpenWorld(RequestModel):
+    """The open-world protocol: a random share of the queries have their relevant documents (and their
+    twins) left out of the corpus, as if their claim was never checked; the corpus's calibrated match
+    decisions are scored (docs/guides/checked-before.md)."""
+
+    share: float = Field(0.5, ge=0.01, le=0.99, description="The share of queries whose claim is left out.")
+    seed: int = Field(0, ge=0, le=2**31, description="Which queries those are (a random draw).")
+
+
 class EvaluationCreate(RequestModel):
     """POST /v1/evaluations body: labeled queries ranked against a corpus or inline documents."""
 
@@ -91,6 +100,11 @@ class EvaluationCreate(RequestModel):
     fusion: Literal["linear", "rrf"] | SkipJsonSchema[None] = Field(
         None, description="hybrid: linear mix or reciprocal-rank fusion. Default: the corpus's, else linear."
     )
+    open_world: OpenWorld | SkipJsonSchema[None] = Field(
+        None,
+        description="Score the corpus's match decisions open-world (a calibrated corpus, `retrieval`): "
+        "metrics match_precision, match_coverage, new_precision, new_coverage and gold_shown.",
+    )
     filter: MetadataFilter | SkipJsonSchema[None] = Field(
         None,
         description="A corpus evaluation: rank only the documents this metadata filter admits, as `rank`.",
@@ -105,12 +119,16 @@ class EvaluationCreate(RequestModel):
     @model_validator(mode="before")
     @classmethod
     def _no_nulls(cls, data: Any) -> Any:
-        return no_nulls(data, "corpus", "documents", "ranking", "alpha", "fusion", "filter")
+        return no_nulls(data, "corpus", "documents", "ranking", "alpha", "fusion", "filter", "open_world")
 
     @model_validator(mode="after")
     def _one_document_source(self) -> EvaluationCreate:
         if (self.corpus is None) == (self.documents is None):
             raise ValueError("give exactly one of `corpus` or `documents`")
+        if self.open_world is not None and (self.corpus is None or self.mode != "retrieval"):
+            raise ValueError(
+                "`open_world` scores a corpus's match decisions: give `corpus` and mode `retrieval`"
+            )
         if self.filter is not None and self.documents is not None:
             raise ValueError(
                 "`filter` applies to a corpus's metadata: give it with `corpus`, not `documents`"

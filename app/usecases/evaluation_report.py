@@ -40,6 +40,7 @@ class EvaluationSpec:
     ranking: RankingRequest = RankingRequest()  # unset fields: as `rank` resolves them for a corpus
     rerank: RerankRequest | None = None  # None: a corpus's own stage, if any
     conditions: dict[str, Any] | None = None  # a corpus evaluation's metadata filter
+    open_world: dict[str, Any] | None = None  # {"share", "seed"}: score the match decisions open-world
 
     @classmethod
     def from_request(cls, request: Mapping[str, Any]) -> EvaluationSpec:
@@ -66,6 +67,7 @@ class EvaluationSpec:
             if asked is not None
             else None,
             conditions=_conditions(request.get("filter")),
+            open_world=request.get("open_world"),
         )
 
     def to_request(self) -> dict[str, Any]:
@@ -91,6 +93,7 @@ class EvaluationSpec:
             "alpha": self.ranking.alpha,
             "fusion": self.ranking.fusion,
             "filter": self.conditions,
+            "open_world": self.open_world,
             "rerank": {
                 "enabled": rerank.enabled,
                 "model": rerank.model,

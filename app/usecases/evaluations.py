@@ -17,9 +17,11 @@ from app.db.models import Evaluation, utcnow
 from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.evaluations import EvaluationRepository
 from app.db.repositories.jobs import JobRepository
+from app.search.decisions import required_decider
 from app.search.ranked import RankedItem
 from app.search.ranking_setting import RerankSetting
 from app.serving.context import ServiceContext
+from app.usecases.calibration.match import open_world_report
 from app.usecases.evaluation_report import EvaluationSpec, Reranking, compute_report, unknown_qrels_documents
 from app.usecases.reranking import rerank_stage, reranked, stage_record
 from evaluation.metrics import parse_metric
@@ -68,7 +70,12 @@ class EvaluationService:
         self._validate(spec)
         request = {"name": name, **spec.to_request()}
         evaluation_stage(self.service, spec)  # 404/409 now rather than a failed evaluation later
-        self.service.serving.state()  # 503 now rather than a failed evaluation later
+        state = self.service.serving.state()  # 503 now rather than a failed evaluation later
+        if spec.open_world is not None and spec.corpus is not None:
+            settings = state.store.get(spec.corpus).settings  # 409 now: the corpus must be calibrated
+            required_decider(
+                settings.match_calibration, settings.match_policy, state.model_version, spec.corpus
+            )
         evaluation_id = str(uuid.uuid4())
         with transaction(self.service.sessions) as session:
             row = EvaluationRepository(session).add(evaluation_id, name, spec.corpus, spec.mode, request)
@@ -121,7 +128,13 @@ def run_evaluation(service: ServiceContext, context: JobContext) -> Outcome:
 
         reranking = Reranking(stage.k, rerank)
     setting = spec.setting(state)
-    report = compute_report(state, service.sessions, spec, setting, reranking)
+    if spec.open_world is not None and spec.corpus is not None:
+        relevant = {q: {d for d, g in j.items() if g >= spec.relevance_level} for q, j in spec.qrels.items()}
+        queries = {q: spec.queries[q] for q in spec.qrels}
+        share, seed = float(spec.open_world["share"]), int(spec.open_world["seed"])
+        report = open_world_report(service, spec.corpus, queries, relevant, share, seed)
+    else:
+        report = compute_report(state, service.sessions, spec, setting, reranking)
     with transaction(service.sessions) as session:
         EvaluationRepository(session).finish(
             evaluation_id,

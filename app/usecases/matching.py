@@ -1,7 +1,7 @@
 """Match decisions: "has this been checked before?" answered yes (`match`), maybe (`review`) or no (`new`).
 
 A text is ranked exactly as `rank` serves it; the corpus's calibrated decision model
-(app/usecases/match_calibration.py) gives each of the top DECISION_DEPTH results the probability that it
+(app/usecases/calibration/match.py) gives each of the top DECISION_DEPTH results the probability that it
 is the right match, and the corpus's policy turns the most probable one into a decision: an auto-match
 when it reaches the threshold chosen for the policy's match precision (and the text is long enough),
 `new` below the threshold chosen for its new precision, `review` between. The candidates come back with
@@ -24,7 +24,7 @@ from app.search.decisions import Decider, required_decider
 from app.search.ranked import RankedItem
 from app.search.ranking_setting import RankingRequest
 from app.serving.context import ServiceContext
-from app.usecases.match_calibration import calibration_png, public_report, rederived
+from app.usecases.calibration.match import calibration_png, public_report, rederived
 from app.usecases.ranking import RankingService
 from evaluation.decisions import DECISION_DEPTH
 

@@ -25,7 +25,7 @@ from pairank.models import CROSS_ENCODER
 
 
 class _Ranked(Protocol):
-    """A ranked result (app/usecases/ranking.py's RankedItem): a dataclass with a text and a score."""
+    """A ranked result (app/search/ranked.py's RankedItem): a dataclass with a text and a score."""
 
     __dataclass_fields__: ClassVar[dict[str, Any]]
 

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from app.serving.runtime import Runtime
 from pairank.models import resolve_model
 from tests.api.conftest import CLAIMS, ClientFactory, add_claims
-from tests.tiny_model import build_tiny_model
+from tests.helpers.tiny_model import build_tiny_model
 
 KEY = {"X-API-Key": "s3cret"}
 PARAPHRASES = [

@@ -13,7 +13,7 @@ from pairank.models import resolve_model
 from tests.api.conftest import ClientFactory, add_claims
 from tests.api.test_admin import finished, wait_job
 from tests.api.test_security import ADMIN, new_key
-from tests.tiny_model import build_tiny_model
+from tests.helpers.tiny_model import build_tiny_model
 
 URL = "/v1/corpora/claims/compare"
 QUERY = "is the moon landing a studio hoax"

@@ -8,6 +8,8 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from tests.api.conftest import wait_for
+
 NAME = "checks"
 TOPICS = ["vaccines", "bananas", "towers", "elections", "sharks", "bleach", "masks", "gold", "water", "eggs"]
 PLACES = ["Kenya", "Brazil", "Texas", "Paris", "Manila", "Lagos", "Ohio", "Lima", "Delhi", "Oslo"]
@@ -72,7 +74,7 @@ def test_calibrate_decide_and_explain(client: TestClient) -> None:
     asked = client.post(f"/v1/corpora/{NAME}/match", json={"text": docs[45]["text"]}).json()
     assert asked["decision"] in {"match", "review", "new"}
     assert asked["candidates"] and all(0.0 <= c["probability"] <= 1.0 for c in asked["candidates"])
-    assert len(asked["candidates"]) == asked["policy"]["review_candidates"] == 5
+    assert len(asked["candidates"]) == asked["policy"]["review_candidates"] == 10
     assert asked["candidates"][0]["id"] == "c45"  # the served order: the claim itself first
     best = max(c["probability"] for c in asked["candidates"])
     if asked["decision"] == "match":
@@ -95,6 +97,31 @@ def test_calibrate_decide_and_explain(client: TestClient) -> None:
     dupes = client.post(f"/v1/corpora/{NAME}/duplicates", json={"ids": ["c07"]}).json()
     assert dupes["threshold_source"] == "policy" and dupes["threshold_on"] == "probability"
     assert all(d["probability"] >= dupes["threshold"] for d in dupes["results"][0]["duplicates"])
+
+
+def test_an_open_world_evaluation_scores_the_decisions(client: TestClient) -> None:
+    docs = build(client)
+    body = {
+        "corpus": NAME,
+        "queries": [{"id": f"q{i}", "text": docs[i]["text"]} for i in range(40, 60)],
+        "qrels": [{"query_id": f"q{i}", "document_id": docs[i]["id"], "relevance": 1} for i in range(40, 60)],
+        "open_world": {"share": 0.5, "seed": 3},
+    }
+    assert client.post("/v1/evaluations", json=body).status_code == 409  # not calibrated yet
+    client.post(f"/v1/corpora/{NAME}/match/calibrate", json={})
+    response = client.post("/v1/evaluations", json=body)
+    assert response.status_code == 202, response.text
+    report = wait_for(client, response.json()["id"])
+    assert report["status"] == "succeeded", report
+    assert {"match_coverage", "new_coverage", "gold_shown"} <= set(report["metrics"])
+    absent = [q for q, v in report["per_query"].items() if v["absent"] == 1.0]
+    assert 0 < len(absent) < 20  # a random half of the 20 left their claim out
+    for values in report["per_query"].values():  # a query whose claim is absent is right only as `new`
+        if values["absent"] == 1.0:
+            assert values["right"] == values["new"]
+    inline = {**body, "documents": [{"id": "x", "text": "y"}]}
+    del inline["corpus"]
+    assert client.post("/v1/evaluations", json=inline).status_code == 422
 
 
 def test_the_policy_moves_the_thresholds_without_recalibrating(client: TestClient) -> None:

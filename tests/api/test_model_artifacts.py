@@ -16,7 +16,7 @@ from pairank.models import resolve_model
 from tests.api.conftest import ClientFactory, add_claims
 from tests.api.test_admin import KEY, finished, wait_job
 from tests.api.test_operations import scrape
-from tests.tiny_model import build_tiny_model
+from tests.helpers.tiny_model import build_tiny_model
 
 
 def folder_bytes(folder: Path) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from sqlalchemy.engine import make_url
 
 from app.db.engine import make_engine
 from tests.api.conftest import ClientFactory, add_claims
-from tests.process_helpers import free_port
+from tests.helpers.processes import free_port
 
 RANK = "/v1/corpora/{name}/rank"
 

@@ -85,7 +85,7 @@ def test_changes_committed_after_the_last_checkpoint_are_replayed(
 def test_model_change_rebuilds_indexes(
     make_client: ClientFactory, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    from tests.tiny_model import build_tiny_model
+    from tests.helpers.tiny_model import build_tiny_model
 
     first = make_client()
     add_claims(first)
@@ -156,7 +156,7 @@ def test_names_that_slugify_alike_keep_their_own_snapshots(
 def test_a_follower_switches_models_without_writing_the_registry(
     make_client: ClientFactory, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    from tests.tiny_model import build_tiny_model
+    from tests.helpers.tiny_model import build_tiny_model
 
     leader, follower = make_client(), make_client()
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=7)

@@ -15,7 +15,7 @@ from typing import TypeVar
 import pytest
 
 from pairank.client import Client
-from tests.process_helpers import Server
+from tests.helpers.processes import Server
 
 ADMIN_KEY = "demo-key"  # PAIRANK_ADMIN_API_KEY, as in the README's walk-through and the client's guide
 Serve = Callable[..., Server]

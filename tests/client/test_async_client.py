@@ -10,7 +10,7 @@ import pytest
 
 from pairank.client import AsyncClient, AsyncJob, ConflictError, InvalidRequestError, NotFoundError
 from tests.client.conftest import ADMIN_KEY, in_own_thread, url_of
-from tests.process_helpers import Server
+from tests.helpers.processes import Server
 
 CORPUS = "async-claims"
 

@@ -18,7 +18,7 @@ from pairank.client import (
     UnauthorizedError,
 )
 from tests.client.conftest import url_of
-from tests.process_helpers import Server
+from tests.helpers.processes import Server
 
 CORPUS = "api-claims"
 CLAIMS = [

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.client.conftest import in_own_thread, url_of
-from tests.process_helpers import Server
+from tests.helpers.processes import Server
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "python-client.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```$", re.DOTALL | re.MULTILINE)

@@ -12,8 +12,8 @@ import pytest
 from pairank.client import AsyncClient, Client
 from tests.client.conftest import ADMIN_KEY, Serve, in_own_thread, url_of
 from tests.conftest import POSTGRES_SKIP_REASON
-from tests.postgres_helpers import postgres_schema
-from tests.process_helpers import Server
+from tests.helpers.postgres import postgres_schema
+from tests.helpers.processes import Server
 
 pytestmark = pytest.mark.postgres
 CORPUS = "paging"

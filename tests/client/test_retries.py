@@ -16,7 +16,7 @@ import pytest
 
 from pairank.client import Client, NotFoundError, OverloadedError, RetryPolicy, UnavailableError
 from tests.client.conftest import ADMIN_KEY, Serve, url_of
-from tests.postgres_helpers import own_postgres, psycopg_url, stop_postgres
+from tests.helpers.postgres import own_postgres, psycopg_url, stop_postgres
 
 AUTH = {"Authorization": f"Bearer {ADMIN_KEY}"}
 PATIENT = RetryPolicy(attempts=10, max_elapsed=60)

@@ -11,7 +11,7 @@ import pytest
 
 from pairank.client import Client, ConnectionFailedError, OverloadedError, RetryPolicy, UnavailableError
 from pairank.client.errors import ConflictError, NotFoundError
-from tests.process_helpers import free_port
+from tests.helpers.processes import free_port
 
 
 def test_waits_double_with_jitter_up_to_the_cap() -> None:

@@ -21,7 +21,7 @@ import pytest
 
 from app.usecases.api_keys import new_key_text
 from tests.api.conftest import CLAIMS
-from tests.process_helpers import Server
+from tests.helpers.processes import Server
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 

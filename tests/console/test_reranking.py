@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from tests.console.conftest import Console, Watched, choose, sign_in
 from tests.console.test_judging import QUERY, results, search
-from tests.test_reranking_processes import models_cli
+from tests.processes.test_reranking_processes import models_cli
 
 
 @pytest.fixture(scope="module")

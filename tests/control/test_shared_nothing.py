@@ -21,7 +21,7 @@ from app.usecases.corpora import CorpusService
 from app.usecases.imports import ImportService
 from app.usecases.pairs import PairInput, PairService
 from app.usecases.retraining import RetrainCommand, RetrainService
-from tests.runtime_helpers import serve
+from tests.helpers.runtime import serve
 
 
 def machine(make_runtime: Callable[..., Runtime], data_dir: Path) -> Runtime:

@@ -20,7 +20,7 @@ from pairank.models import (
     model_kind,
     resolve_model,
 )
-from tests.reranker_helpers import tiny_reranker_pairs
+from tests.helpers.reranker import tiny_reranker_pairs
 
 PAIRS = [
     ("is it true that vaccines cause autism?", "Vaccines cause autism in young children."),

@@ -1,4 +1,4 @@
-"""benchmarks/quality.py on tiny fixtures with the fake encoder: skipping, the table and the JSON."""
+"""benchmarks/quality/quality.py on tiny fixtures with the fake encoder: skipping, the table and the JSON."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import ModuleType
 
 from tests.evaluation.eval_helpers import FakeEncoder, pairs_dataset, retrieval_dataset
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "quality.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "quality" / "quality.py"
 
 
 def _load_script() -> ModuleType:
@@ -31,7 +31,7 @@ def test_absent_datasets_are_skipped_and_present_ones_reported(tmp_path: Path) -
     assert results["PFCC-S"]["metrics"]["HasPositive@50"] == 1.0
     assert "per_query" not in results["PFCC-S"]
     payload = {
-        "command": "python benchmarks/quality.py",
+        "command": "python benchmarks/quality/quality.py",
         "machine": quality.machine(),
         "model": {"model_id": "fake", "version": "fake@0", "device": "cpu"},
         "seconds": 1.0,

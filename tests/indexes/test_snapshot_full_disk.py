@@ -1,7 +1,7 @@
 """A snapshot or lexical save that hits ENOSPC (injected where a real full disk would surface it: at
 fsync, which delayed allocation makes the first call to notice): the previous generation stays current
 and loadable, nothing half-written is left, and the next save after space is freed succeeds.
-(tests/test_full_disk.py fills a real tmpfs under a running server where the test may mount one.)"""
+(tests/processes/test_full_disk.py fills a real tmpfs under a running server where the test may mount one.)"""
 
 from __future__ import annotations
 

@@ -15,8 +15,8 @@ from app.db.engine import transaction
 from app.db.repositories.model_versions import ModelRepository
 from app.serving.runtime import Runtime
 from pairank.models import resolve_model
-from tests.runtime_helpers import RuntimeFactory, serve
-from tests.tiny_model import build_tiny_model
+from tests.helpers.runtime import RuntimeFactory, serve
+from tests.helpers.tiny_model import build_tiny_model
 
 TEXTS = ["was the moon landing staged", "bleach does not cure covid"]
 

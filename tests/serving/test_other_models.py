@@ -14,7 +14,7 @@ from app.serving.encoder import Encoder
 from app.serving.other_models import OtherModels
 from encoders.loader import EncoderOptions
 from pairank.models import ModelSpec, resolve_model
-from tests.tiny_model import build_tiny_model
+from tests.helpers.tiny_model import build_tiny_model
 
 
 def test_loaded_once_least_recently_used_dropped(

@@ -10,8 +10,8 @@ from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.ranking import RankingService
 from pairank.models import resolve_model
-from tests.runtime_helpers import RuntimeFactory, serve
-from tests.tiny_model import build_tiny_model
+from tests.helpers.runtime import RuntimeFactory, serve
+from tests.helpers.tiny_model import build_tiny_model
 
 CLAIMS = [("c1", "5G towers spread the coronavirus"), ("c2", "Drinking bleach cures covid")]
 

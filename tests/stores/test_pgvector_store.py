@@ -15,8 +15,8 @@ from app.stores import pgvector_maintenance
 from app.usecases.corpora import CorpusService
 from app.usecases.ranking import RankingService
 from pairank.models import resolve_model
-from tests.runtime_helpers import RuntimeFactory, serve
-from tests.tiny_model import build_tiny_model
+from tests.helpers.runtime import RuntimeFactory, serve
+from tests.helpers.tiny_model import build_tiny_model
 
 pytestmark = pytest.mark.parametrize("database_url", ["pgvector"], indirect=True)
 CLAIMS = {"c1": "5G towers spread the coronavirus", "c2": "Drinking bleach cures covid"}

@@ -13,7 +13,7 @@ from app.search.ranking_setting import RankingRequest
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.ranking import RankingService
-from tests.runtime_helpers import RuntimeFactory, serve
+from tests.helpers.runtime import RuntimeFactory, serve
 
 CLAIMS = {
     "c1": "5G towers spread the coronavirus",

@@ -14,7 +14,7 @@ import torch
 from tests.training.trainer_helpers import build_setup, tiny_raw_config
 from training.config import CVConfig, config_from_dict
 from training.cross_validation import labelled_pairs, run_cv
-from training.run_folder import EventWriter
+from training.runs.folder import EventWriter
 
 REPO = Path(__file__).resolve().parents[2]
 

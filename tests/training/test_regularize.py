@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from pairank.models import load_sentence_transformer, resolve_model
-from tests.tiny_model import build_tiny_model
+from tests.helpers.tiny_model import build_tiny_model
 from tests.training.trainer_helpers import build_setup, tiny_raw_config
 from training.config import DataConfig, config_from_dict
 from training.data import PairSet, view_pairs, with_view_pairs

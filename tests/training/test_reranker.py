@@ -12,7 +12,7 @@ import torch
 
 from evaluation.datasets import LabeledPair
 from pairank.models import load_sentence_transformer, resolve_model
-from tests.reranker_helpers import build_reranker_base
+from tests.helpers.reranker import build_reranker_base
 from tests.training.trainer_helpers import build_setup
 from training.data import PairSet
 from training.evaluators import model_encoder

@@ -15,7 +15,7 @@ from trainer_helpers import build_setup, tiny_raw_config
 from pairank.models import folder_weights_sha256, resolve_model
 from training.config import config_from_dict
 from training.evaluators import DevEvaluator
-from training.run_folder import EventWriter
+from training.runs.folder import EventWriter
 from training.trainer import train
 
 

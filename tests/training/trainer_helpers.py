@@ -36,7 +36,7 @@ def build_setup(root: Path) -> dict[str, Path]:
     """A tiny model whose vocabulary covers the pairs, and train/dev pair files: {model, train, dev}."""
     import torch
 
-    from tests.tiny_model import build_tiny_model
+    from tests.helpers.tiny_model import build_tiny_model
 
     train_pairs, dev_pairs = make_pairs(48, 0), make_pairs(12, 1)
     texts = [p[k] for p in train_pairs + dev_pairs for k in ("query", "document")]

@@ -8,8 +8,8 @@ from app.search.ranked import Ranking
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.model_admin import ModelAdminService
-from tests.runtime_helpers import RuntimeFactory, serve
-from tests.tiny_model import TINY_CORPUS
+from tests.helpers.runtime import RuntimeFactory, serve
+from tests.helpers.tiny_model import TINY_CORPUS
 
 QUERY = "is it true that a shark swam on a flooded highway?"
 DENSE = {"mode": "dense", "alpha": 0.2, "fusion": "linear"}

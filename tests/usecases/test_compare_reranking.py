@@ -17,8 +17,8 @@ from app.usecases.corpora import CorpusService
 from app.usecases.pairs import PairInput, PairService
 from app.usecases.ranking import RankingService
 from evaluation.metrics import evaluate_ranking
-from tests.runtime_helpers import RuntimeFactory
-from tests.tiny_model import TINY_CORPUS
+from tests.helpers.runtime import RuntimeFactory
+from tests.helpers.tiny_model import TINY_CORPUS
 from tests.usecases.reranking_helpers import DENSE, QUERY, ranked_ids, serving
 
 # Judged queries about the tiny corpus: each with one relevant claim and one judged not relevant.

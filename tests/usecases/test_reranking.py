@@ -25,8 +25,8 @@ from app.usecases.corpora import CorpusService
 from app.usecases.model_admin import ModelAdminService
 from app.usecases.ranking import RankingService
 from indexes.fusion import minmax
-from tests.runtime_helpers import RuntimeFactory
-from tests.tiny_model import TINY_CORPUS
+from tests.helpers.runtime import RuntimeFactory
+from tests.helpers.tiny_model import TINY_CORPUS
 from tests.usecases.reranking_helpers import DENSE, QUERY, ranked_ids, serving
 
 

@@ -18,8 +18,8 @@ from app.schemas.evaluations import (
     RankingCalibrationOut,
     RankingCalibrationRequest,
 )
+from app.usecases.calibration.threshold import CalibrationInput
 from app.usecases.evaluation_report import EvaluationSpec
-from app.usecases.threshold_calibration import CalibrationInput
 
 router = APIRouter(tags=["evaluation"], responses=error_responses(*COMMON_ERRORS))
 

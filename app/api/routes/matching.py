@@ -25,7 +25,7 @@ from app.schemas.matching import (
 )
 from app.schemas.ranking import filter_conditions
 from app.search.ranked import RankedItem
-from app.usecases.match_calibration import request_calibration
+from app.usecases.calibration.match import request_calibration
 from app.usecases.matching import MatchResult
 
 router = APIRouter(

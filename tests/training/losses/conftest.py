@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 @pytest.fixture(scope="session")
 def tiny_model_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Folder of a tiny BERT bi-encoder, built once for the whole session."""
-    from tests.tiny_model import build_tiny_model
+    from tests.helpers.tiny_model import build_tiny_model
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

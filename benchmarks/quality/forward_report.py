@@ -1,0 +1,75 @@
+"""Render benchmarks/forward_quality_DATASET.json as the forward tables of benchmarks/forward.md (one
+section per dataset, between its FORWARD markers; the rest of the page is kept as written).
+
+    .venv/bin/python benchmarks/quality/forward_report.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_common import machine_name
+from cv_quality_report import NAMES, cell, gain
+
+HERE = Path(__file__).resolve().parents[1]
+PAGE = HERE / "forward.md"
+
+
+def render(document: dict[str, Any]) -> str:
+    """One dataset's forward table: every model and ranking, all queries and the unseen ones."""
+    metrics, (first, second) = document["metrics"], document["gains"]
+    cuts = ", ".join(
+        f"q0-q{c['cut'] - 1} -> next {c['validate_queries']} ({c['unseen_queries']} unseen)"
+        for c in document["cuts"]
+    )
+    machine = machine_name(document["machine"])
+    only = {"levers": [], "seconds": document["seconds"], "command": document["command"]}
+    runs = document.get("runs", [only])
+    lines = [
+        f"{len(document['cuts'])} forward cut points x {document['seeds']} seeds "
+        f"(`{document['config']}.yaml`, {document['epochs']} epochs), each block ranked against "
+        f"{document['ranked_against']}. Trained on "
+        f"-> validated on: {cuts}. Ran in {sum(run['seconds'] for run in runs) / 60:.0f} min, in these runs:",
+        "",
+        *(
+            f"- {', '.join(run['levers'])} ({run['seconds'] / 60:.1f} min on {run.get('machine', machine)}): "
+            f"`{run['command']}`"
+            for run in runs
+        ),
+        "",
+        f"Gains are paired per cut point and seed against the product default, zero-shot "
+        f"{document['default']}; **(>2 sd)** marks a gain above twice its spread.",
+        "",
+        f"| model / ranking / queries | n | {' | '.join(metrics)} | gain {first} | gain {second} |",
+        "|---|---|" + "---|" * (len(metrics) + 2),
+    ]
+    for label, entry in document["table"].items():
+        values = " | ".join(cell(entry[m]) for m in metrics)
+        gains = f"{gain(entry['gain'][first])} | {gain(entry['gain'][second])}"
+        lines.append(f"| {label} | {entry['n']} | {values} | {gains} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    """Rewrite each dataset's section of forward.md from its JSON."""
+    page = PAGE.read_text()
+    for path in sorted(HERE.glob("forward_quality_*.json")):
+        document = json.loads(path.read_text())
+        begin = f"<!-- BEGIN FORWARD {document['dataset']} -->"
+        end = f"<!-- END FORWARD {document['dataset']} -->"
+        section = f"{begin}\n### {NAMES[document['dataset']]}\n\n{render(document)}\n{end}"
+        if begin in page:
+            page = page[: page.index(begin)] + section + page[page.index(end) + len(end) :]
+        else:
+            page = page.rstrip() + "\n\n" + section + "\n"
+    PAGE.write_text(page)
+    print(f"wrote {PAGE}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""A training run's folder, its resumable state, its summary and its plots."""
