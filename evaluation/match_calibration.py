@@ -195,10 +195,11 @@ def forward_evaluation(
                 rows[kind].append(vars(rates(kept, th, absent_share, min_words)))
         chosen.append({"cut": split.cut, "block": len(block), "kind": calibration.kind,
                        "thresholds": asdict(calibration.thresholds)})  # fmt: skip
-    return {"cuts": chosen, "models": {kind: _summary(values) for kind, values in rows.items()}}
+    return {"cuts": chosen, "models": {kind: rate_summary(values) for kind, values in rows.items()}}
 
 
-def _summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def rate_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Each rate's mean, standard deviation and count over rows (a rate never decided is left out)."""
     out: dict[str, Any] = {}
     for name in ("match_precision", "match_coverage", "new_precision", "new_coverage", "gold_shown"):
         values = [r[name] for r in rows if r[name] is not None]

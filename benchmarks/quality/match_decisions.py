@@ -31,11 +31,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_common import command_line, machine  # noqa: E402
 
+from evaluation.datasets import load_beir  # noqa: E402
 from evaluation.decision_plots import calibration_figure, threshold_curves  # noqa: E402
 from evaluation.decisions import Thresholds, decide  # noqa: E402
 from evaluation.forward_splits import forward_splits  # noqa: E402
-from evaluation.match_calibration import _summary, forward_evaluation, one_world_each  # noqa: E402
-from evaluation.open_world import JudgedQuery, Outcome, rates, reliability  # noqa: E402
+from evaluation.match_calibration import calibrate, forward_evaluation, one_world_each, rate_summary, worlds  # noqa: E402
+from evaluation.open_world import JudgedQuery, Outcome, outcomes, rates, reliability  # noqa: E402
 from evaluation.open_world_eval import dataset_worlds  # noqa: E402
 from indexes.fusion import RankingSetting  # noqa: E402
 
@@ -93,6 +94,31 @@ def by_length(decided: Sequence[tuple[Outcome, Thresholds]]) -> list[dict[str, A
     return rows
 
 
+def short_texts(data: Path, encode: CachedEncoder, judged: list[JudgedQuery], twins: list[list[str]],
+                cut: int, lengths: Sequence[int] = (2, 3, 4, 5, 6, 8)) -> list[dict[str, Any]]:  # fmt: skip
+    """The later tweets cut to their first n words, decided by the calibration of the earlier ones:
+    how often would-be auto-matches are right at each length (what `min_words` is chosen on)."""
+    corpus = load_beir(data / "pfcc_snopes", "train").corpus
+    doc_ids = list(corpus)
+    doc_texts = [corpus[d] for d in doc_ids]
+    doc_vectors = encode(doc_texts)
+    doc_vectors = doc_vectors / np.maximum(np.linalg.norm(doc_vectors, axis=1, keepdims=True), 1e-12)
+    calibration = calibrate(judged[:cut], 0.5, TARGETS["match_precision"], TARGETS["new_precision"], 0)
+    later = judged[cut:]
+    rows = []
+    for n in lengths:
+        texts = [" ".join(q.query.split()[:n]) for q in later]
+        vectors = encode(texts)
+        vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        asked = [(text, vector, q.gold) for text, vector, q in zip(texts, vectors, later, strict=True)]
+        cut_worlds = worlds(doc_ids, doc_texts, doc_vectors, asked, SETTING, twins)
+        found = [o for o in outcomes(calibration.model, cut_worlds) if not o.absent]
+        matched = [o for o in found if o.probability >= calibration.thresholds.match]
+        rows.append({"words": n, "tweets": len(found), "auto_matches": len(matched),
+                     "right": sum(o.right_if_matched for o in matched)})  # fmt: skip
+    return rows
+
+
 def run(data: Path, cuts: int, min_words: int) -> tuple[dict[str, Any], bytes]:
     """The forward report, the baseline, the length table and the picture."""
     encode = CachedEncoder()
@@ -105,13 +131,14 @@ def run(data: Path, cuts: int, min_words: int) -> tuple[dict[str, Any], bytes]:
     for split in forward_splits([q.query for q in judged], cuts, 0.4):
         found = fixed_cosine(judged[split.cut : split.cut + len(split.validate)])
         baseline += [vars(rates(one_world_each(found, 0.5, s), Thresholds(0.8, 0.0), 0.5, 0)) for s in SEEDS]
-    report["models"]["cosine 0.8 (old rule)"] = _summary(baseline)
-    outcomes = [o for o, _ in decided]
+    report["models"]["cosine 0.8 (old rule)"] = rate_summary(baseline)
+    forward = [o for o, _ in decided]
     th = report["cuts"][-1]["thresholds"]
     figure = calibration_figure(
-        reliability(outcomes), threshold_curves(outcomes, 0.5, min_words), th,
+        reliability(forward), threshold_curves(forward, 0.5, min_words), th,
         f"PFCC-S forward: {report['cuts'][-1]['kind']} decisions, 3 cut points (last cut's thresholds)",
     )  # fmt: skip
+    unlisted = sum(1 for q in judged if not any(c.doc_id in q.gold for c in q.present))
     right_new = sum(
         1 for o, t in decided if o.absent and decide(o.probability, t, o.words >= min_words) == "new"
     )
@@ -124,6 +151,8 @@ def run(data: Path, cuts: int, min_words: int) -> tuple[dict[str, Any], bytes]:
         "twins": {"groups": len(twins), "documents": sum(len(g) for g in twins)},
         **report,
         "by_length": by_length(decided),
+        "short_texts": short_texts(data, encode, judged, twins, report["cuts"][-1]["cut"]),
+        "present_claim_not_in_top_10": unlisted / len(judged),
         "absent_said_new": right_new,
         "seconds": round(time.monotonic() - started, 1),
         "encoder": encode.info,
@@ -157,7 +186,16 @@ def markdown(result: dict[str, Any]) -> str:
     ]
     for row in result["by_length"]:
         lines.append(f"| {row['words']} | {row['queries']} | {row['auto_matches']} | {row['right']} |")
-    lines += ["", f"Twins found: {result['twins']['groups']} groups, {result['twins']['documents']} claims.",
+    lines += ["", "| the later tweets cut to | would-be auto-matches | right | precision |",
+              "| ---: | ---: | ---: | ---: |"]  # fmt: skip
+    for row in result["short_texts"]:
+        share = f"{100 * row['right'] / row['auto_matches']:.1f}" if row["auto_matches"] else "-"
+        lines.append(
+            f"| {row['words']} words | {row['auto_matches']} of {row['tweets']} | {row['right']} | {share} |"
+        )
+    unlisted = 100 * result["present_claim_not_in_top_10"]
+    lines += ["", f"Twins found: {result['twins']['groups']} groups, {result['twins']['documents']} claims. "
+              f"Tweets whose claim is in the corpus but not among the 10 candidates: {unlisted:.1f}%.",
               f"Machine: {result['machine']['cpu_model']}, {result['machine']['nproc']} CPUs; "
               f"{result['seconds']} s after encoding. Command: `{result['command']}`."]  # fmt: skip
     return "\n".join(lines)
@@ -175,11 +213,17 @@ def main(argv: list[str] | None = None) -> None:
     result["machine"] = machine()
     (HERE / "match_decisions.json").write_text(json.dumps(result, indent=2, default=str) + "\n")
     (HERE / "match_decisions.png").write_bytes(figure)
+    print(write_page(result))
+
+
+def write_page(result: dict[str, Any]) -> str:
+    """The tables into benchmarks/match_decisions.md between its markers; returns them."""
     page = HERE / "match_decisions.md"
     text = page.read_text() if page.exists() else f"# Match decisions\n\n{START}\n{END}\n"
     head, _, rest = text.partition(START)
-    page.write_text(f"{head}{START}\n{markdown(result)}\n{END}{rest.partition(END)[2]}")
-    print(markdown(result))
+    tables = markdown(result)
+    page.write_text(f"{head}{START}\n{tables}\n{END}{rest.partition(END)[2]}")
+    return tables
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ def run(data: Path, rounds: int) -> dict[str, Any]:
     train, dev = load_beir(folder, "train"), load_beir(folder, "dev")
     with tempfile.TemporaryDirectory() as scratch:
         settings = Settings(data_dir=Path(scratch), database_url=f"sqlite:///{scratch}/bench.db",
-                            embedded_worker=True, seed_demo=False)  # fmt: skip
+                            embedded_worker=True, seed_demo=False, auth="disabled")  # fmt: skip
         upgrade_to_head(settings.resolved_database_url)
         runtime = Runtime(settings)
         with TestClient(create_app(settings, runtime)) as client:
