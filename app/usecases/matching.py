@@ -121,25 +121,23 @@ class MatchService:
                 corpus.match_calibration = rederived(corpus.match_calibration, policy)
         return self.policy(corpus_name)
 
-    def calibration(self, corpus_name: str) -> dict[str, Any]:
-        """The corpus's match calibration as the API shows it; NotFoundError when it has none."""
+    def _stored(self, corpus_name: str) -> dict[str, Any]:
+        """The corpus's stored match calibration; NotFoundError when it has none."""
         with self.service.sessions() as session:
             stored = require_corpus(session, corpus_name).match_calibration
         if not stored:
             raise NotFoundError(
                 f"corpus {corpus_name!r} has no match calibration: POST .../match/calibrate", "calibration"
             )
-        return public_report(stored)
+        return stored
+
+    def calibration(self, corpus_name: str) -> dict[str, Any]:
+        """The corpus's match calibration as the API shows it; NotFoundError when it has none."""
+        return public_report(self._stored(corpus_name))
 
     def calibration_plot(self, corpus_name: str) -> bytes:
         """The calibration's reliability and threshold curves as a PNG."""
-        with self.service.sessions() as session:
-            stored = require_corpus(session, corpus_name).match_calibration
-        if not stored:
-            raise NotFoundError(
-                f"corpus {corpus_name!r} has no match calibration: POST .../match/calibrate", "calibration"
-            )
-        return calibration_png(stored)
+        return calibration_png(self._stored(corpus_name))
 
     def twins(self, corpus_name: str) -> dict[str, Any]:
         """The corpus's groups of near-identical documents, as its last calibration found them."""

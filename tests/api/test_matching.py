@@ -4,13 +4,19 @@ and duplicates, range filters, and what a desk gets wrong (on SQLite, PostgreSQL
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import wait_for
+from app.serving.runtime import Runtime
+from pairank.models import resolve_model
+from tests.api.conftest import ClientFactory, wait_for
+from tests.helpers.tiny_model import build_tiny_model
 
 NAME = "checks"
+KEY = {"X-API-Key": "s3cret"}
 TOPICS = ["vaccines", "bananas", "towers", "elections", "sharks", "bleach", "masks", "gold", "water", "eggs"]
 PLACES = ["Kenya", "Brazil", "Texas", "Paris", "Manila", "Lagos", "Ohio", "Lima", "Delhi", "Oslo"]
 ACTORS = ["minister", "celebrity", "doctor", "farmer", "teacher", "senator"]
@@ -183,3 +189,41 @@ def test_range_filters_on_numbers_and_dates(client: TestClient) -> None:
     assert mixed.status_code == 422
     empty = client.post(f"/v1/corpora/{NAME}/rank", json={**body, "filter": {"year": {}}})
     assert empty.status_code == 422
+
+
+def test_a_calibration_is_shared_kept_and_redone_after_an_activation(
+    make_client: ClientFactory, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    first = make_client(admin_api_key="s3cret")
+    docs = build(first)
+    second = make_client(sync_seconds=0.2)  # another process on the same database
+    calibrated = first.post(f"/v1/corpora/{NAME}/match/calibrate", json={}).json()
+    asked = {"text": docs[12]["text"]}
+    deadline = time.monotonic() + 30
+    while second.post(f"/v1/corpora/{NAME}/match", json=asked).status_code != 200:
+        assert time.monotonic() < deadline, "the other process never saw the calibration"
+        time.sleep(0.1)
+    assert (
+        second.post(f"/v1/corpora/{NAME}/match", json=asked).json()
+        == first.post(f"/v1/corpora/{NAME}/match", json=asked).json()
+    )
+    restarted = make_client()  # a fresh process reads it from the database
+    assert restarted.get(f"/v1/corpora/{NAME}/match/calibration").json()["model"] == calibrated["model"]
+
+    other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=3)
+    spec = resolve_model(str(other))
+    runtime: Runtime = first.app.state.runtime  # type: ignore[attr-defined]
+    runtime.serving.registry.register(spec, str(other), "configured")
+    assert first.post(f"/admin/models/{spec.version}/activate", headers=KEY).status_code == 202
+    deadline = time.monotonic() + 180
+    while first.get(f"/v1/corpora/{NAME}/match/calibration").json()["model"] != spec.version:
+        assert time.monotonic() < deadline, "no calibration for the activated model"
+        time.sleep(0.2)
+    jobs = first.get("/admin/jobs", headers=KEY).json()["jobs"]
+    assert [j["status"] for j in jobs if j["kind"] == "calibrate-match"] == ["succeeded"]
+    while (answer := second.post(f"/v1/corpora/{NAME}/match", json=asked)).json().get(
+        "model"
+    ) != spec.version:
+        assert time.monotonic() < deadline, answer.text  # the other process follows the activation
+        time.sleep(0.2)
+    assert answer.status_code == 200 and answer.json()["candidates"]
