@@ -12,6 +12,7 @@ RETRAIN = "retrain"
 ACTIVATE = "activate"
 EVALUATE = "evaluate"
 IMPORT = "import"
+LANGUAGE = "language"  # a corpus's change of language (app/control/language_job.py)
 
 
 def on_finished(session: Session, job: Job, status: str) -> None:

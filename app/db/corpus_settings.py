@@ -1,4 +1,5 @@
-"""A corpus's serving settings (rankings, duplicate threshold) as requests read them, and their changes.
+"""A corpus's serving settings (rankings, duplicate threshold, language) as requests read them, and their
+changes.
 
 A request must not read the corpus row just for its rankings and duplicate threshold: the opened corpus
 keeps a copy (`CorpusSettings`). Every commit that changes them (a calibration, an adopted gate
@@ -18,7 +19,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.models import Corpus
 from app.db.notifications import notify_changes
 
-SERVING_COLUMNS = ("default_ranking", "ranking_calibration", "duplicate_threshold", "threshold_model")
+SERVING_COLUMNS = (
+    "default_ranking", "ranking_calibration", "duplicate_threshold", "threshold_model", "language"
+)  # fmt: skip
 _PENDING = "pairank_corpus_settings"  # Session.info key: changes flushed, not yet committed
 
 
@@ -30,12 +33,13 @@ class CorpusSettings:
     ranking_calibration: dict[str, Any] | None = None
     duplicate_threshold: float | None = None
     threshold_model: str | None = None
+    language: str = "en"  # its lexical index's language: a process that serves another one rebuilds it
 
     @classmethod
     def of(cls, corpus: Corpus) -> CorpusSettings:
         """The settings of a loaded corpus row."""
         return cls(corpus.default_ranking, corpus.ranking_calibration, corpus.duplicate_threshold,
-                   corpus.threshold_model)  # fmt: skip
+                   corpus.threshold_model, corpus.language)  # fmt: skip
 
 
 SettingsChanges = dict[int, CorpusSettings | None]  # corpus id -> new settings, None when deleted

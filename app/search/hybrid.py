@@ -26,6 +26,7 @@ def _complete(
     candidates: Sequence[int],
     dense: dict[int, float],
     lexical: dict[int, float],
+    language: str | None = None,
 ) -> tuple[dict[int, float], dict[int, float]]:
     """Both scores of every candidate; a candidate deleted meanwhile (no vector) is left out."""
     missing = [doc_id for doc_id in candidates if doc_id not in dense]
@@ -36,7 +37,7 @@ def _complete(
     dense = {doc_id: dense[doc_id] for doc_id in candidates if doc_id in dense}
     unscored = [d for d in dense if d not in lexical]
     if unscored:
-        lexical.update(opened.lexical.scores(query, unscored))
+        lexical.update(opened.lexical.scores(query, unscored, language))
     return dense, lexical
 
 
@@ -49,12 +50,14 @@ def search_corpus(
     how: RankingSetting,
     dense_hits: Sequence[tuple[int, float]],
     allowed: Collection[int] | None = None,
+    language: str | None = None,
 ) -> list[FusedHit]:
     """The k best documents for a query: `dense_hits` are the vector search's top max(k, CANDIDATES)
-    (already filtered), `allowed` the ids a filter admits (None: every document)."""
+    (already filtered), `allowed` the ids a filter admits (None: every document), `language` the one the
+    query is analysed in (None: the corpus's)."""
     pool = max(k, CANDIDATES)
     # One BM25 pass: every document sharing a term with the query, so the dense candidates' scores too.
-    found = opened.lexical.match(query)
+    found = opened.lexical.match(query, language)
     lexical_hits = found.best(pool if allowed is None else pool * _FILTERED_POOL)
     if allowed is not None:
         lexical_hits = [(d, s) for d, s in lexical_hits if d in allowed][:pool]
@@ -62,7 +65,7 @@ def search_corpus(
     lexical = dict(lexical_hits)
     candidates = list(dict.fromkeys([*dense, *lexical]))
     lexical.update(found.of(d for d in candidates if d not in lexical))
-    dense, lexical = _complete(store, opened, query, vector, candidates, dense, lexical)
+    dense, lexical = _complete(store, opened, query, vector, candidates, dense, lexical, language)
     return fuse(dense, lexical, how, k)
 
 
@@ -74,7 +77,8 @@ def rerank(
     candidates: Sequence[int],
     k: int,
     how: RankingSetting,
+    language: str | None = None,
 ) -> list[FusedHit]:
     """The k best of the given candidates (a thread's answers), scored on both sides."""
-    dense, lexical = _complete(store, opened, query, vector, candidates, {}, {})
+    dense, lexical = _complete(store, opened, query, vector, candidates, {}, {}, language)
     return fuse(dense, lexical, how, k)

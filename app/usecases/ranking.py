@@ -13,8 +13,9 @@ from app.core.limits import check_count, check_text, check_texts
 from app.db.corpus_lookup import require_corpus
 from app.db.repositories.corpora import DocumentRepository, found_documents
 from app.observability.timing import stage
-from app.search.filtered import filtered_search, matching_ids, top_k
+from app.search.filtered import filtered_search, top_k
 from app.search.hybrid import CANDIDATES, rerank, search_corpus
+from app.search.languages import LanguageRequest, QueryLanguage, admitted_ids, query_language
 from app.search.ranked import DuplicateMatches, DuplicateReport, RankedItem, Ranking, ranked_documents
 from app.search.ranking_setting import RankingRequest, RankingSetting, resolve_mode
 from app.serving.context import ServiceContext
@@ -81,12 +82,15 @@ class RankingService:
         settings = opened.settings  # kept on the opened corpus: no read of its row per request
         return resolve_mode(requested, settings.ranking_calibration, model, settings.default_ranking)
 
-    def _allowed(self, opened: CorpusVectors, conditions: dict[str, Any] | None) -> list[int] | None:
-        """The ids a filter admits (read once per request), None without a filter."""
-        if not conditions:
+    def _allowed(
+        self, opened: CorpusVectors, conditions: dict[str, Any] | None, same: QueryLanguage | None = None
+    ) -> list[int] | None:
+        """The ids a filter and a same-language restriction admit (read once per request), None without
+        either."""
+        if not conditions and same is None:
             return None
         with stage("search"):
-            return matching_ids(self.service.sessions, opened.corpus_id, conditions)
+            return admitted_ids(self.service.sessions, opened, conditions, same)
 
     def _fused_searches(
         self,
@@ -96,9 +100,10 @@ class RankingService:
         k: int,
         how: RankingSetting,
         allowed: list[int] | None,
+        languages: Sequence[str | None] | None = None,
     ) -> list[list[FusedHit]]:
-        """Lexical or hybrid search of the corpus (or of the documents a filter admits) per query; the
-        dense side of every query in one search."""
+        """Lexical or hybrid search of the corpus (or of the documents a filter admits) per query, each
+        analysed in its language (None: the corpus's); the dense side of every query in one search."""
         store = self.service.serving.state().store
         pool = max(k, CANDIDATES)
         with stage("search"):
@@ -113,9 +118,10 @@ class RankingService:
             else:
                 dense_hits = [[] for _ in queries]
             admitted = set(allowed) if allowed is not None else None
+            codes = languages if languages is not None else [None] * len(queries)
             return [
-                search_corpus(store, opened, query, vector, k, how, hits, admitted)
-                for query, vector, hits in zip(queries, vectors, dense_hits, strict=True)
+                search_corpus(store, opened, query, vector, k, how, hits, admitted, language)
+                for query, vector, hits, language in zip(queries, vectors, dense_hits, codes, strict=True)
             ]
 
     def _database_ids(self, corpus_name: str, field: str, external_ids: Sequence[str]) -> list[int]:
@@ -138,9 +144,11 @@ class RankingService:
         conditions: dict[str, Any] | None = None,
         include_metadata: bool = False,
         requested: RankingRequest | None = None,
+        languages: LanguageRequest | None = None,
     ) -> Ranking:
-        """Search the whole corpus, or rank only the given candidates; optionally only matching ones;
-        the corpus's (or the request's) re-ranking stage re-orders the top of it."""
+        """Search the whole corpus, or rank only the given candidates; optionally only matching ones (and
+        only those in the query's language); the corpus's (or the request's) re-ranking stage re-orders
+        the top of it."""
         check_text(self.settings, "query", query)
         if candidates is not None:
             check_count("candidates", candidates, self.settings.max_candidates_per_request, "candidates")
@@ -152,7 +160,9 @@ class RankingService:
         )
         shown, k = k, first_stage_depth(k, second)
         query_vector = state.encoder.encode([query])
-        allowed = self._allowed(opened, conditions)
+        asked = languages or LanguageRequest()
+        language = query_language(opened, asked.language, query)
+        allowed = self._allowed(opened, conditions, language if asked.same_language else None)
         database_ids = None
         if candidates is not None:
             database_ids = self._database_ids(corpus_name, "candidates", list(dict.fromkeys(candidates)))
@@ -161,10 +171,14 @@ class RankingService:
                 database_ids = [d for d in database_ids if d in admitted]
         if how.mode != "dense":
             if database_ids is None:
-                fused = self._fused_searches(opened, [query], query_vector, k, how, allowed)[0]
+                fused = self._fused_searches(opened, [query], query_vector, k, how, allowed, [language.code])[
+                    0
+                ]
             else:
                 with stage("search"):
-                    fused = rerank(state.store, opened, query, query_vector[0], database_ids, k, how)
+                    fused = rerank(
+                        state.store, opened, query, query_vector[0], database_ids, k, how, language.code
+                    )
             items = self._resolve(opened, _fused(fused), include_metadata)
         else:
             with stage("search"):
@@ -178,7 +192,7 @@ class RankingService:
             items = self._resolve(opened, _dense(hits), include_metadata)
         if second is not None:
             items = reranked(self.service, query, items, second, shown)
-        return Ranking(items[:shown], state.model_version, how, second)
+        return Ranking(items[:shown], state.model_version, how, second, language)
 
     def rank_texts(self, query: str, documents: Sequence[str], k: int) -> Ranking:
         """Rank texts given inline; each result's id is the text's position in the request."""
@@ -201,11 +215,13 @@ class RankingService:
         conditions: dict[str, Any] | None = None,
         include_metadata: bool = False,
         requested: RankingRequest | None = None,
+        languages: LanguageRequest | None = None,
     ) -> DuplicateReport:
         """Corpus documents with cosine >= threshold for each (optional id, text); never an input's own id.
 
         In lexical and hybrid modes the candidates come from that ranking, in its order, and the
-        threshold still applies to the cosine (it is calibrated on cosines).
+        threshold still applies to the cosine (it is calibrated on cosines). Each text is analysed in
+        its language; with `same_language` only documents in it are candidates.
         """
         check_count("texts", inputs, self.settings.max_texts_per_request, "texts")
         for position, (_, text) in enumerate(inputs):
@@ -213,26 +229,52 @@ class RankingService:
         state = self.service.serving.state()
         opened = state.store.get(corpus_name)
         used, source, how = self._duplicate_settings(opened, threshold, requested, state.model_version)
-        vectors = state.encoder.encode([text for _, text in inputs])
-        allowed = self._allowed(opened, conditions)
-        # One extra hit per query so that excluding the input's own document still leaves k.
-        if how.mode != "dense":
-            fused = self._fused_searches(opened, [t for _, t in inputs], vectors, k + 1, how, allowed)
-            hit_lists = [_fused([h for h in hits if h.dense >= used]) for hits in fused]
-        else:
-            with stage("search"):
-                if allowed is not None:
-                    all_hits = filtered_search(state.store, opened, vectors, k + 1, allowed)
-                else:
-                    all_hits = opened.search(vectors, k + 1)
-            hit_lists = [_dense([(d, s) for d, s in hits if s >= used]) for hits in all_hits]
+        texts = [text for _, text in inputs]
+        vectors = state.encoder.encode(texts)
+        asked = languages or LanguageRequest()
+        found = [query_language(opened, asked.language, text) for text in texts]
+        # Texts of one language share a search (and, with `same_language`, the ids it admits).
+        groups: dict[str | None, list[int]] = {}
+        for position, language in enumerate(found):
+            groups.setdefault(language.code if asked.same_language else None, []).append(position)
+        hit_lists: list[list[_Hit]] = [[] for _ in inputs]
+        for positions in groups.values():
+            same = found[positions[0]] if asked.same_language else None
+            allowed = self._allowed(opened, conditions, same)
+            group = [texts[i] for i in positions], vectors[positions], [found[i].code for i in positions]
+            for position, hits in zip(positions, self._duplicate_hits(opened, *group, k, how, allowed, used),
+                                      strict=True):  # fmt: skip
+                hit_lists[position] = hits
         resolved = self._resolve_many(opened, hit_lists, include_metadata)
         results = []
-        for (own_id, text), items in zip(inputs, resolved, strict=True):
+        for (own_id, text), items, language in zip(inputs, resolved, found, strict=True):
             kept = [item for item in items if item.id != own_id][:k]
             matches = [replace(item, rank=rank) for rank, item in enumerate(kept, start=1)]
-            results.append(DuplicateMatches(text, own_id, matches))
+            results.append(DuplicateMatches(text, own_id, matches, language))
         return DuplicateReport(results, used, source, state.model_version, how)
+
+    def _duplicate_hits(
+        self,
+        opened: CorpusVectors,
+        texts: list[str],
+        vectors: np.ndarray,
+        codes: list[str | None],
+        k: int,
+        how: RankingSetting,
+        allowed: list[int] | None,
+        used: float,
+    ) -> list[list[_Hit]]:
+        """Each text's hits at or above the threshold (one extra, should its own document be among them)."""
+        state = self.service.serving.state()
+        if how.mode != "dense":
+            fused = self._fused_searches(opened, texts, vectors, k + 1, how, allowed, codes)
+            return [_fused([h for h in hits if h.dense >= used]) for hits in fused]
+        with stage("search"):
+            if allowed is not None:
+                all_hits = filtered_search(state.store, opened, vectors, k + 1, allowed)
+            else:
+                all_hits = opened.search(vectors, k + 1)
+        return [_dense([(d, s) for d, s in hits if s >= used]) for hits in all_hits]
 
     def _duplicate_settings(
         self,

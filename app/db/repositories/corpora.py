@@ -37,6 +37,7 @@ class DocumentInput:
     text: str
     text_sha256: str
     metadata: dict[str, Any] | None  # or KEEP_METADATA: keep what is stored (None for a new document)
+    language: str | None = None  # its own (a `multi` corpus), None in a corpus of one language
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class CorpusRepository:
         description: str | None,
         index_spec: dict[str, Any] | None = None,
         default_ranking: dict[str, Any] | None = None,
+        language: str = "en",
     ) -> Corpus:
         """Insert a corpus; ConflictError when the name is taken (also by a concurrent create)."""
         corpus = Corpus(
@@ -71,6 +73,7 @@ class CorpusRepository:
             description=description,
             index_spec=index_spec,
             default_ranking=default_ranking,
+            language=language,
         )
         try:
             with self.session.begin_nested():
@@ -96,7 +99,7 @@ class CorpusRepository:
     def marks(self) -> list[CorpusMark]:
         """Every corpus's id, name, change mark and settings: one cheap query per sync, whatever the sizes."""
         columns = (Corpus.default_ranking, Corpus.ranking_calibration, Corpus.duplicate_threshold,
-                   Corpus.threshold_model)  # fmt: skip
+                   Corpus.threshold_model, Corpus.language)  # fmt: skip
         rows = self.session.execute(select(Corpus.id, Corpus.name, Corpus.change_seq, *columns))
         return [CorpusMark(int(i), str(n), int(s), CorpusSettings(*rest)) for i, n, s, *rest in rows]
 
@@ -247,17 +250,21 @@ class DocumentRepository:
                     text=item.text,
                     text_sha256=item.text_sha256,
                     meta=None if item.metadata is KEEP_METADATA else item.metadata,
+                    language=item.language,
                 )
                 self.session.add(row)
                 changed.append(row)
                 inserted += 1
             else:
                 metadata = row.meta if item.metadata is KEEP_METADATA else item.metadata
-                if row.text_sha256 == item.text_sha256 and row.meta == metadata:
+                same_text = row.text_sha256 == item.text_sha256
+                if same_text and row.meta == metadata and row.language == item.language:
                     continue
-                if row.text_sha256 != item.text_sha256:
+                # A new language changes the lexical analysis: logged like a new text (the vector follows).
+                if not same_text or row.language != item.language:
                     changed.append(row)
                 row.text, row.text_sha256, row.meta = item.text, item.text_sha256, metadata
+                row.language = item.language
                 row.updated_at = utcnow()
                 updated += 1
         self.session.flush()
@@ -301,10 +308,15 @@ class DocumentRepository:
         for rows in self._keyset([Document.text], batch_size):
             yield [(int(pk), body) for pk, body in rows]
 
-    def ids_matching(self, conditions: dict[str, Any], limit: int | None = None) -> list[int]:
-        """Database ids of the documents whose metadata matches every filter key (ids ascending)."""
+    def ids_matching(
+        self, conditions: dict[str, Any], limit: int | None = None, language: str | None = None
+    ) -> list[int]:
+        """Database ids of the documents whose metadata matches every filter key, and whose own language
+        is `language` when given (ids ascending)."""
         dialect = self.session.get_bind().dialect.name
         query = select(Document.id).where(Document.corpus_id == self.corpus.id)
+        if language is not None:
+            query = query.where(Document.language == language)
         for key, wanted in conditions.items():
             query = query.where(metadata_condition(dialect, key, wanted))
         query = query.order_by(Document.id)
