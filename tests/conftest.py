@@ -19,7 +19,7 @@ from tests.postgres_helpers import postgres_schema
 from tests.process_helpers import Server, ServerFactory, Worker
 from tests.reranker_helpers import build_tiny_reranker
 from tests.runtime_helpers import RuntimeFactory
-from tests.tiny_model import build_tiny_model
+from tests.tiny_model import build_multilingual_tiny_model, build_tiny_model
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
 PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the pgserver wheel did not start"
@@ -29,6 +29,12 @@ PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny BERT bi-encoder with a tokenizer trained on the fly (offline, a few seconds)."""
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def multilingual_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny bi-encoder with a multilingual vocabulary (es, pt, de, ar, fr, sw and English claims)."""
+    return build_multilingual_tiny_model(tmp_path_factory.mktemp("multilingual-model"))
 
 
 @pytest.fixture(scope="session")
