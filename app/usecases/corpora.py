@@ -233,7 +233,8 @@ class CorpusService:
         return rows, int(rows[-1].id) if more else None
 
     def export_documents(self, name: str) -> Iterator[str]:
-        """Every document as one JSON line ({id, text, metadata}), read page by page (404 checked first)."""
+        """Every document as one JSON line ({id, text, metadata, language if its own}), read page by page
+        (404 checked first)."""
         with self.service.sessions() as session:
             require_corpus(session, name)
         return self._export_lines(name)
@@ -249,7 +250,10 @@ class CorpusService:
             if not rows:
                 return
             for row in rows:
-                yield json.dumps({"id": row.external_id, "text": row.text, "metadata": row.meta}) + "\n"
+                line = {"id": row.external_id, "text": row.text, "metadata": row.meta}
+                if row.language is not None:  # a `multi` corpus's documents: imported back as they were
+                    line["language"] = row.language
+                yield json.dumps(line) + "\n"
             after = rows[-1].id
 
     def get_document(self, name: str, doc_id: str) -> Document:

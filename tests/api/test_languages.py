@@ -96,6 +96,8 @@ def test_a_multi_corpus_detects_each_documents_language_and_the_querys(client: T
     for mode in ("dense", "lexical", "hybrid"):
         kept = top(client, "many", "Uma antena espalha os vírus", mode=mode, same_language=True)
         assert kept["results"] and {r["id"][:2] for r in kept["results"]} == {"pt"}, kept
+    exported = [line for line in client.get("/v1/corpora/many/export").text.splitlines() if line]
+    assert all('"language": ' in line for line in exported) and len(exported) == len(documents)
     duplicates = client.post(
         "/v1/corpora/many/duplicates",
         json={"texts": ["Os governos esconderam as mortes da pandemia", "اللقاحات تسبب العقم عند النساء"],

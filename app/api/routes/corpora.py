@@ -142,7 +142,8 @@ def list_documents(
     dependencies=[READ],
 )
 def export_documents(name: CorpusNameParam, service: CorpusServiceDep) -> StreamingResponse:
-    """Every document as JSON lines (`{"id", "text", "metadata"}`), streamed: `pairank import` reads it."""
+    """Every document as JSON lines (`{"id", "text", "metadata"}`, and `language` in a `multi` corpus),
+    streamed: `pairank import` reads it."""
     return StreamingResponse(service.export_documents(name), media_type="application/x-ndjson")
 
 
