@@ -108,3 +108,10 @@ def test_language_codes_from_what_publishers_write() -> None:
         "es", "pt", "pt", "en", "de"
     ]  # fmt: skip
     assert language_code("Spanish") is None and language_code(None) is None and language_code("xx") is None
+
+
+def test_json_nested_too_deeply_is_a_malformed_record() -> None:
+    deep = '{"@type": "ClaimReview", "claimReviewed": "x", "a": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    found = read_claim_reviews(read_blocks(deep + "\n" + '{"@type": "ClaimReview", "claimReviewed": "y"}'))
+    assert [d.text for d in found.documents] == ["y"]
+    assert [(p.record, p.field) for p in found.problems] == [(1, "json")]

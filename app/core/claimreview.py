@@ -214,11 +214,13 @@ def read_claim_reviews(blocks: list[Block]) -> Reviews:
             found.problems.append(Problem(number, block.where, "json", block.error))
             continue
         value = block.value
-        reviews = (
-            fact_check_tools_reviews(value)
-            if is_fact_check_tools(value)
-            else nodes_of_type(value, CLAIM_REVIEW)
-        )
+        tools = is_fact_check_tools(value)
+        try:
+            reviews = fact_check_tools_reviews(value) if tools else list(nodes_of_type(value, CLAIM_REVIEW))
+        except RecursionError:
+            number += 1
+            found.problems.append(Problem(number, block.where, "json", "nested too deeply to read"))
+            continue
         for review in reviews:
             number += 1
             try:

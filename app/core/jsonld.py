@@ -57,6 +57,8 @@ def _parsed(where: str, text: str) -> Block:
         return Block(where, json.loads(text, strict=False))
     except ValueError as error:
         return Block(where, None, f"not valid JSON ({error})")
+    except RecursionError:
+        return Block(where, None, "nested too deeply to read")
 
 
 def is_html(text: str) -> bool:
