@@ -170,15 +170,12 @@ class RankingService:
                 admitted = set(allowed)
                 database_ids = [d for d in database_ids if d in admitted]
         if how.mode != "dense":
+            code = language.code
             if database_ids is None:
-                fused = self._fused_searches(opened, [query], query_vector, k, how, allowed, [language.code])[
-                    0
-                ]
+                fused = self._fused_searches(opened, [query], query_vector, k, how, allowed, [code])[0]
             else:
                 with stage("search"):
-                    fused = rerank(
-                        state.store, opened, query, query_vector[0], database_ids, k, how, language.code
-                    )
+                    fused = rerank(state.store, opened, query, query_vector[0], database_ids, k, how, code)
             items = self._resolve(opened, _fused(fused), include_metadata)
         else:
             with stage("search"):
@@ -240,10 +237,13 @@ class RankingService:
         hit_lists: list[list[_Hit]] = [[] for _ in inputs]
         for positions in groups.values():
             same = found[positions[0]] if asked.same_language else None
+            group_texts = [texts[i] for i in positions]
+            codes = [found[i].code for i in positions]
             allowed = self._allowed(opened, conditions, same)
-            group = [texts[i] for i in positions], vectors[positions], [found[i].code for i in positions]
-            for position, hits in zip(positions, self._duplicate_hits(opened, *group, k, how, allowed, used),
-                                      strict=True):  # fmt: skip
+            searched = self._duplicate_hits(
+                opened, group_texts, vectors[positions], codes, k, how, allowed, used
+            )
+            for position, hits in zip(positions, searched, strict=True):
                 hit_lists[position] = hits
         resolved = self._resolve_many(opened, hit_lists, include_metadata)
         results = []
