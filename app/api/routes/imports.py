@@ -3,7 +3,7 @@ resume it."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
@@ -23,7 +23,7 @@ UPLOAD_TYPES = JSONL_TYPES + CLAIMREVIEW_TYPES
 router = APIRouter(
     prefix="/v1/corpora/{name}/imports", tags=["imports"], responses=error_responses(*COMMON_ERRORS, 404)
 )
-_JSONL: dict[str, Any] = {
+_JSONL = {
     "required": True,
     # Any bytes are taken (a file); the job validates every line before writing anything.
     "content": {
@@ -34,18 +34,11 @@ _JSONL: dict[str, Any] = {
         }
     },
     "description": 'One document per line: `{"id", "text", "metadata"?, "language"?}` (what '
-    "`GET .../export` writes); or schema.org ClaimReview fact-checks: a fact-check page (`text/html`, its "
-    "`application/ld+json` scripts), JSON-LD (`application/ld+json` or `application/json`: an object, an "
-    "array, an `@graph`, JSON lines), or an answer of Google's Fact Check Tools API. The format is told "
-    "from the content.",
+    "`GET .../export` writes); or schema.org ClaimReview fact-checks, sent as `text/html` (a fact-check "
+    "page: its `application/ld+json` scripts), `application/ld+json` or `application/json` (an object, an "
+    "array, an `@graph`, JSON lines of them, or an answer of Google's Fact Check Tools API). The format is "
+    "told from the content.",
 }
-for _media, _example in (
-    ("application/ld+json", '{"@context": "https://schema.org", "@type": "ClaimReview", "claimReviewed": '
-     '"5G towers spread the virus.", "url": "https://factcheck.example.org/5g", "reviewRating": '
-     '{"@type": "Rating", "alternateName": "False"}}'),
-    ("text/html", '<script type="application/ld+json">{"@type": "ClaimReview", ...}</script>'),
-):  # fmt: skip
-    _JSONL["content"][_media] = {"schema": {"type": "string", "format": "binary"}, "example": _example}
 OnError = Annotated[
     Literal["refuse", "skip"],
     Query(
