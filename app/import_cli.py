@@ -1,8 +1,10 @@
-"""`pairank import --corpus NAME FILE.jsonl|BEIR_DIR`: bulk-import documents through a running service.
+"""`pairank import --corpus NAME FILE|BEIR_DIR`: bulk-import documents through a running service.
 
 Streams the file to `POST /v1/corpora/{name}/imports` with the Python client (a BEIR folder's corpus.jsonl
 is converted on the fly: `title` + `text` become the text, the title is kept as metadata), then follows
-the job with a progress bar until it ends. The service does the work; this command only uploads and watches.
+the job with a progress bar until it ends. The file is JSON lines of documents, or ClaimReview fact-checks
+(a fact-check page, JSON-LD, a Fact Check Tools answer): the service tells which from its content. The
+service does the work; this command only uploads and watches.
 """
 
 from __future__ import annotations
@@ -20,11 +22,23 @@ def main(argv: list[str]) -> int:
     """Upload, then poll the job until it succeeds (0) or fails (1); 2 when there is nothing to upload."""
     parser = argparse.ArgumentParser(prog="pairank import", description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "source", type=Path, help="a JSON-lines file ({id, text, metadata?}) or a BEIR folder"
+        "source",
+        type=Path,
+        help="a JSON-lines file ({id, text, metadata?, language?}), a BEIR folder, or ClaimReview: a "
+        "fact-check page (.html), JSON-LD (.json, .jsonl) or a Fact Check Tools answer",
     )
     parser.add_argument("--corpus", required=True, help="target corpus (created when --kind is given)")
     parser.add_argument(
         "--kind", choices=("claim", "answer", "question"), help="create the corpus if missing"
+    )
+    parser.add_argument(
+        "--language", help="with --kind: the new corpus's language (ISO 639-1, or multi; default en)"
+    )
+    parser.add_argument(
+        "--on-error",
+        choices=("refuse", "skip"),
+        default="refuse",
+        help="a malformed record: refuse the import (nothing written), or skip it (listed at the end)",
     )
     parser.add_argument("--url", default="http://127.0.0.1:8000", help="the service (default %(default)s)")
     parser.add_argument(
@@ -44,8 +58,9 @@ def main(argv: list[str]) -> int:
                 try:
                     client.get_corpus(args.corpus)
                 except NotFoundError:
-                    client.create_corpus(args.corpus, args.kind)
-            job = client.import_file(args.corpus, body)
+                    client.create_corpus(args.corpus, args.kind, language=args.language)
+            job = client.import_file(args.corpus, args.source if args.source.is_file() else body,
+                                     on_error=args.on_error)  # fmt: skip
         except PairankError as error:
             print(f"pairank import: {error}", file=sys.stderr)
             return 1
@@ -64,5 +79,11 @@ def follow(job: Job, corpus: str) -> int:
         return 1
     progress = record.progress or {}
     counts = {key: progress.get(key, 0) for key in ("inserted", "updated", "unchanged")}
-    print(f"imported {progress.get('done', 0)} documents into {corpus}: {counts} (job {job.id})")
+    kind = "fact-checks" if progress.get("format") == "claimreview" else "documents"
+    print(f"imported {progress.get('done', 0)} {kind} into {corpus}: {counts} (job {job.id})")
+    for problem in progress.get("problems", []):
+        where = problem.get("where") or problem.get("id")
+        print(
+            f"skipped record {problem.get('record', '?')} ({where}): {problem['field']}: {problem['error']}"
+        )
     return 0

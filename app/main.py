@@ -80,7 +80,7 @@ def create_app(
     app.state.key_cache = KeyCache(settings.key_cache_seconds)  # likewise
     install_error_handlers(app)
     install_contract(app, settings)
-    app.add_middleware(JsonBodyGuard)
+    app.add_middleware(JsonBodyGuard, uploads=[IMPORTS_PATH])
     app.add_middleware(
         BodySizeLimit,
         max_bytes=settings.max_request_bytes,

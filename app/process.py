@@ -12,6 +12,7 @@ from threadpoolctl import threadpool_limits
 from app.config import Settings
 from app.control import job_kinds
 from app.control.activation import run_activation
+from app.control.language_job import run_language_change
 from app.control.retrain_job import run_retrain
 from app.control.worker import Handler, JobWorker
 from app.observability.logs import configure_logging
@@ -25,6 +26,7 @@ JOB_HANDLERS: dict[str, Handler] = {
     job_kinds.ACTIVATE: run_activation,
     job_kinds.EVALUATE: run_evaluation,
     job_kinds.IMPORT: run_import,
+    job_kinds.LANGUAGE: run_language_change,
     job_kinds.CALIBRATE_MATCH: run_match_calibration,
 }
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from indexes.lexical import Tokenizer
+from indexes.analysis import terms
 
 __all__ = ["FEATURES", "Candidate", "candidate_features", "words"]
 
@@ -38,7 +38,6 @@ FEATURES = (
     "log_document_words",
 )
 _WORD = re.compile(r"\w+")
-_TOKENIZER = Tokenizer()
 
 
 @dataclass(frozen=True)
@@ -58,8 +57,9 @@ def words(text: str) -> list[str]:
 
 
 def _terms(text: str) -> list[str]:
-    """Content words as BM25 sees them (stop words out, stemmed): the unit of the overlap features."""
-    return _TOKENIZER(text)
+    """Content words as English BM25 sees them (stop words out, stemmed): the unit of the overlap
+    features (a decision model is calibrated on its corpus's texts, whatever their language)."""
+    return terms(text, "en")
 
 
 def candidate_features(query: str, ranked: Sequence[Candidate]) -> np.ndarray:

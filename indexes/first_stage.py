@@ -93,27 +93,38 @@ def gather(
     depth: int,
     sides: Collection[str],
     allowed: Collection[int] | None = None,
+    languages: Sequence[str | None] | None = None,
 ) -> list[Pool]:
     """Each query's pool for ranking `depth` deep by the given sides (module docstring); `allowed`:
-    the ids a metadata filter admits (None: every document)."""
+    the ids a metadata filter admits (None: every document); `languages`: each query's, the one BM25
+    analyses it in (None: the corpus's)."""
     n = max(depth, CANDIDATES)
     admitted = np.unique(np.fromiter(allowed, np.int64)) if allowed is not None else None
     dense_hits = corpus.dense_hits(vectors, n, admitted) if DENSE in sides else [[] for _ in queries]
+    codes = languages if languages is not None else [None] * len(queries)
     pools = []
-    for query, vector, hits in zip(queries, vectors, dense_hits, strict=True):
-        found = _restricted(corpus.lexical.match(query), admitted) if LEXICAL in sides else None
+    for query, vector, hits, code in zip(queries, vectors, dense_hits, codes, strict=True):
+        found = _restricted(corpus.lexical.match(query, code), admitted) if LEXICAL in sides else None
         lexical_hits = found.best(n) if found is not None else []
         pools.append(_scored(corpus, query, vector, hits, lexical_hits, found))
     return pools
 
 
-def given(corpus: Searchable, query: str, vector: np.ndarray, ids: Sequence[int], lexical: bool) -> Pool:
+def given(
+    corpus: Searchable,
+    query: str,
+    vector: np.ndarray,
+    ids: Sequence[int],
+    lexical: bool,
+    language: str | None = None,
+) -> Pool:
     """A pool of the caller's candidates (each ranked, whatever it shares with the query); BM25 scored
-    when `lexical`. A candidate deleted meanwhile (no vector) is left out."""
+    (the query analysed in `language`, None: the corpus's) when `lexical`. A candidate deleted meanwhile
+    (no vector) is left out."""
     unique = list(dict.fromkeys(ids))
     cosines = corpus.cosines(vector, unique)
     kept = [doc_id for doc_id in unique if doc_id in cosines]
-    bm25 = corpus.lexical.match(query).of(kept) if lexical else None
+    bm25 = corpus.lexical.match(query, language).of(kept) if lexical else None
     everyone = frozenset(kept)
     return Pool(
         kept,

@@ -2,11 +2,12 @@
 
 Scoring is BM25 in its Lucene form, exactly as `bm25s` computes it (`method="lucene"`, k1 = 1.5,
 b = 0.75): idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), and a document scores
-sum over query tokens of idf * tf / (tf + k1 * (1 - b + b * |d| / avgdl)). Tokens are bm25s's too:
-lower-cased `\\w\\w+` runs, its English stop words removed, then (by default) the Snowball English
-stemmer (PyStemmer). bm25s itself builds a static sparse matrix with the idf baked in, so it cannot take
-one changed document without a rebuild; this index keeps postings that a write updates in place
-(tests/indexes/test_lexical.py checks its scores against bm25s's on the same corpus).
+sum over query tokens of idf * tf / (tf + k1 * (1 - b + b * |d| / avgdl)). Terms come from an
+`Analyser` (indexes/analysis.py): for English exactly bm25s's tokens, stop words and Snowball stemmer;
+for another language its own stop words and stemmer; for a `multi` index each document's own language.
+bm25s itself builds a static sparse matrix with the idf baked in, so it cannot take one changed document
+without a rebuild; this index keeps postings that a write updates in place (tests/indexes/test_lexical.py
+checks its scores against bm25s's on the same corpus).
 
 Like the vector index it carries the change-log sequence number it has applied (`hwm`), is saved at
 checkpoints (`save`/`load`, model-independent, one folder per corpus) and replays the log after it.
@@ -17,57 +18,24 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import shutil
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from indexes.analysis import Analyser
+from indexes.languages import MULTI
 from pairank.locks import SharedExclusiveLock
 
-__all__ = ["K1", "B", "LexicalIndex", "Matches", "Tokenizer"]
+__all__ = ["K1", "B", "Analyser", "LexicalIndex", "Matches"]
 
 K1, B = 1.5, 0.75
 FORMAT_VERSION = 1
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")
 _CURRENT = "CURRENT"
-
-
-@lru_cache(maxsize=1)
-def _english_stop_words() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
-
-    return frozenset(STOPWORDS_EN)
-
-
-@dataclass(frozen=True)
-class Tokenizer:
-    """bm25s's tokenization: lower-case word runs of 2+ characters, no stop words, optional stemming."""
-
-    stem: bool = True
-
-    def __call__(self, text: str) -> list[str]:
-        """The index terms of a text."""
-        stop = _english_stop_words()
-        words = [w for w in _TOKEN.findall(text.lower()) if w not in stop]
-        return _stemmer().stemWords(words) if self.stem and words else words
-
-    def describe(self) -> dict[str, Any]:
-        """What a snapshot records, so that a different tokenizer never reads it."""
-        return {"pattern": _TOKEN.pattern, "lower": True, "stop_words": "bm25s english", "stemmer": self.stem}
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    import Stemmer  # PyStemmer: the Snowball stemmers in C
-
-    return Stemmer.Stemmer("english")
 
 
 @dataclass(frozen=True)
@@ -112,8 +80,8 @@ def _best(ids: np.ndarray, values: np.ndarray, k: int) -> list[tuple[int, float]
 class LexicalIndex:
     """BM25 over documents addressed by database id, updated in place by upserts and deletes."""
 
-    def __init__(self, tokenizer: Tokenizer | None = None) -> None:
-        self.tokenizer = tokenizer or Tokenizer()
+    def __init__(self, analyser: Analyser | None = None) -> None:
+        self.analyser = analyser or Analyser()
         self.hwm = 0
         self._terms: dict[int, Counter[str]] = {}  # doc id -> term frequencies
         self._lengths: dict[int, int] = {}
@@ -129,10 +97,19 @@ class LexicalIndex:
         return doc_id in self._terms
 
     def apply(
-        self, upserts: Sequence[tuple[int, str]], deletes: Sequence[int] = (), *, hwm: int | None = None
+        self,
+        upserts: Sequence[tuple[int, str]],
+        deletes: Sequence[int] = (),
+        *,
+        hwm: int | None = None,
+        languages: Mapping[int, str | None] | None = None,
     ) -> None:
-        """Replace or add (id, text) documents and remove ids; `hwm` is the log position now applied."""
-        tokenized = [(doc_id, Counter(self.tokenizer(text))) for doc_id, text in upserts]
+        """Replace or add (id, text) documents and remove ids; `hwm` is the log position now applied.
+
+        `languages`: a `multi` index's documents' own languages (one absent or None is detected); an index
+        of one language analyses every document in it."""
+        own = languages if languages is not None and self.analyser.language == MULTI else {}
+        tokenized = [(doc_id, Counter(self.analyser(text, own.get(doc_id)))) for doc_id, text in upserts]
         with self._lock.exclusive():
             for doc_id in deletes:
                 self._remove(doc_id)
@@ -163,15 +140,16 @@ class LexicalIndex:
             if not posting:
                 del self._postings[term]
 
-    def match(self, query: str) -> Matches:
-        """BM25 of every document sharing a term with the query, as sorted arrays (one numpy pass per term).
+    def match(self, query: str, language: str | None = None) -> Matches:
+        """BM25 of every document sharing a term with the query, as sorted arrays (one numpy pass per term);
+        the query is analysed in `language` when named, else in the index's (`multi`: detected).
 
         Each term's postings are kept as arrays, rebuilt after a write touches the term: a query over a
         10,000-document corpus then costs a few array operations per term instead of a Python loop over
         thousands of postings. Contributions are summed in query-token order, exactly as a per-document
         running sum would (np.bincount adds in input order), so scores do not depend on the path.
         """
-        tokens = self.tokenizer(query)
+        tokens = self.analyser(query, language)
         with self._lock.shared():
             n = len(self._terms)
             if n == 0:
@@ -206,16 +184,18 @@ class LexicalIndex:
             cached = self._arrays[term] = (ids, tfs, lengths)
         return cached
 
-    def scores(self, query: str, doc_ids: Iterable[int] | None = None) -> dict[int, float]:
+    def scores(
+        self, query: str, doc_ids: Iterable[int] | None = None, language: str | None = None
+    ) -> dict[int, float]:
         """BM25 of every document sharing a term with the query (or of just `doc_ids`, 0 for no match)."""
-        matches = self.match(query)
+        matches = self.match(query, language)
         if doc_ids is None:
             return dict(zip(matches.ids.tolist(), matches.scores.tolist(), strict=True))
         return matches.of(doc_ids)
 
-    def search(self, query: str, k: int) -> list[tuple[int, float]]:
+    def search(self, query: str, k: int, language: str | None = None) -> list[tuple[int, float]]:
         """The k best (id, score), best first (ties by id); documents without a query term never appear."""
-        return self.match(query).best(k)
+        return self.match(query, language).best(k)
 
     @staticmethod
     def best(found: dict[int, float], k: int) -> list[tuple[int, float]]:
@@ -249,7 +229,7 @@ class LexicalIndex:
             np.save(tmp / "pointers.npy", np.asarray(pointers, dtype=np.int64))
             np.save(tmp / "terms.npy", np.asarray(terms, dtype=np.int32))
             np.save(tmp / "freqs.npy", np.asarray(freqs, dtype=np.int32))
-            manifest = {"format_version": FORMAT_VERSION, "hwm": hwm, "tokenizer": self.tokenizer.describe()}
+            manifest = {"format_version": FORMAT_VERSION, "hwm": hwm, "analyser": self.analyser.describe()}
             (tmp / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
             (tmp / "manifest.json").write_text(json.dumps(manifest))
             os.replace(tmp, folder / name)
@@ -267,14 +247,15 @@ class LexicalIndex:
         return folder / name
 
     @classmethod
-    def load(cls, folder: Path, tokenizer: Tokenizer | None = None) -> LexicalIndex | None:
-        """The current generation in `folder`, or None when absent, unreadable or from another tokenizer."""
-        index = cls(tokenizer)
+    def load(cls, folder: Path, analyser: Analyser | None = None) -> LexicalIndex | None:
+        """The current generation in `folder`, or None when absent, unreadable or analysed otherwise (another
+        language, another analysis version)."""
+        index = cls(analyser)
         try:
             generation = folder / (folder / _CURRENT).read_text().strip()
             manifest = json.loads((generation / "manifest.json").read_text())
-            if manifest.get("format_version") != FORMAT_VERSION or manifest.get("tokenizer") != (
-                index.tokenizer.describe()
+            if manifest.get("format_version") != FORMAT_VERSION or manifest.get("analyser") != (
+                index.analyser.describe()
             ):
                 return None
             vocabulary = json.loads((generation / "vocabulary.json").read_text())

@@ -19,7 +19,7 @@ from tests.helpers.postgres import postgres_schema
 from tests.helpers.processes import Server, ServerFactory, Worker
 from tests.helpers.reranker import build_tiny_reranker
 from tests.helpers.runtime import RuntimeFactory
-from tests.helpers.tiny_model import build_tiny_model
+from tests.helpers.tiny_model import build_multilingual_tiny_model, build_tiny_model
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
 PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the pgserver wheel did not start"
@@ -29,6 +29,12 @@ PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny BERT bi-encoder with a tokenizer trained on the fly (offline, a few seconds)."""
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
+
+
+@pytest.fixture(scope="session")
+def multilingual_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny bi-encoder with a multilingual vocabulary (es, pt, de, ar, fr, sw and English claims)."""
+    return build_multilingual_tiny_model(tmp_path_factory.mktemp("multilingual-model"))
 
 
 @pytest.fixture(scope="session")

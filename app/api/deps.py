@@ -18,6 +18,7 @@ from app.usecases.calibration.ranking import RankingCalibrationService
 from app.usecases.calibration.threshold import CalibrationService
 from app.usecases.compare import CompareService
 from app.usecases.corpora import CorpusService
+from app.usecases.duplicates import DuplicateService
 from app.usecases.evaluations import EvaluationService
 from app.usecases.imports import ImportService
 from app.usecases.matching import MatchService
@@ -116,6 +117,12 @@ def get_api_key_service(request: Request) -> ApiKeyService:
     return ApiKeyService(get_runtime(request).sessions, get_key_cache(request))
 
 
+def get_duplicate_service(request: Request, sessions: RequestSessionsDep) -> DuplicateService:
+    """Duplicates on this app's runtime, reading through the request's session."""
+    runtime = get_runtime(request)
+    return DuplicateService(RequestContext(runtime.settings, sessions, runtime.serving))
+
+
 def get_match_service(request: Request, sessions: RequestSessionsDep) -> MatchService:
     """Match decisions on this app's runtime, reading through the request's session."""
     runtime = get_runtime(request)
@@ -140,4 +147,5 @@ ModelAdminServiceDep = Annotated[ModelAdminService, Depends(get_model_admin_serv
 ImportServiceDep = Annotated[ImportService, Depends(get_import_service)]
 JobServiceDep = Annotated[JobService, Depends(get_job_service)]
 MatchServiceDep = Annotated[MatchService, Depends(get_match_service)]
+DuplicateServiceDep = Annotated[DuplicateService, Depends(get_duplicate_service)]
 ApiKeyServiceDep = Annotated[ApiKeyService, Depends(get_api_key_service)]

@@ -4,12 +4,15 @@ Python's JSON parser accepts things a database or a tokenizer cannot take: lone 
 (`"\\ud800"`), NaN and Infinity, integers of any size, and nesting deep enough to exhaust the stack;
 invalid UTF-8 and malformed JSON fail inside the framework with a 400 that names nothing. Every JSON
 body is checked here once, before any route sees it, and refused with the same error shape as every
-other validation error: `{"detail", "field", "errors": [{"field", "message", "type"}]}`.
+other validation error: `{"detail", "field", "errors": [{"field", "message", "type"}]}`. Uploads (an
+import's file, up to PAIRANK_MAX_IMPORT_BYTES) are passed through: their job validates each record.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -22,11 +25,17 @@ _BODY_METHODS = {"POST", "PUT", "PATCH"}
 class JsonBodyGuard:
     """Check every JSON request body before routing; pass the untouched bytes on when it is fine."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, uploads: Sequence[str] = ()) -> None:
         self.app = app
+        self.uploads = [re.compile(pattern) for pattern in uploads]  # paths whose bodies are files
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in _BODY_METHODS or not _is_json(scope):
+        if (
+            scope["type"] != "http"
+            or scope["method"] not in _BODY_METHODS
+            or not _is_json(scope)
+            or any(pattern.match(scope.get("path", "")) for pattern in self.uploads)
+        ):
             await self.app(scope, receive, send)
             return
         chunks = []

@@ -6,7 +6,16 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from app.core.errors import ForbiddenError
-from app.schemas.ranking import RankedOut, RankingOptions, RankingUsed, RankResponse, RerankOptions
+from app.schemas.ranking import (
+    LanguageOptions,
+    QueryLanguageOut,
+    RankedOut,
+    RankingOptions,
+    RankingUsed,
+    RankResponse,
+    RerankOptions,
+)
+from app.search.languages import LanguageRequest, QueryLanguage
 from app.search.ranked import RankedItem, Ranking
 from app.search.ranking_setting import RankingRequest, RankingSetting, RerankRequest, RerankSetting
 from app.usecases.api_keys import Principal
@@ -45,7 +54,22 @@ def ranking_used(setting: RankingSetting, rerank: RerankSetting | None = None) -
     return RankingUsed.model_validate({**asdict(setting), "rerank": asdict(rerank) if rerank else None})
 
 
+def language_request(body: LanguageOptions) -> LanguageRequest:
+    """A request's language options as the use cases take them."""
+    return LanguageRequest(body.language, body.same_language)
+
+
+def language_used(language: QueryLanguage | None) -> QueryLanguageOut | None:
+    """The language a response reports (None: a ranking of no corpus)."""
+    return QueryLanguageOut.model_validate(language) if language is not None else None
+
+
 def rank_response(ranking: Ranking) -> RankResponse:
     """A ranking as the response of `rank` and of each side of `compare`."""
     used = ranking_used(ranking.ranking, ranking.rerank) if ranking.ranking is not None else None
-    return RankResponse(results=ranked_items(ranking.results), model=ranking.model, ranking=used)
+    return RankResponse(
+        results=ranked_items(ranking.results),
+        model=ranking.model,
+        ranking=used,
+        language=language_used(ranking.language),
+    )

@@ -13,6 +13,7 @@ ACTIVATE = "activate"
 EVALUATE = "evaluate"
 IMPORT = "import"
 CALIBRATE_MATCH = "calibrate-match"  # a corpus's match decisions (app/usecases/calibration/match.py)
+LANGUAGE = "language"  # a corpus's change of language (app/control/language_job.py)
 
 
 def on_finished(session: Session, job: Job, status: str) -> None:

@@ -1,4 +1,5 @@
-"""A corpus's serving settings (rankings, duplicate threshold) as requests read them, and their changes.
+"""A corpus's serving settings (rankings, duplicate threshold, language) as requests read them, and their
+changes.
 
 A request must not read the corpus row just for its rankings and duplicate threshold: the opened corpus
 keeps a copy (`CorpusSettings`). Every commit that changes them (a calibration, an adopted gate
@@ -25,6 +26,7 @@ SERVING_COLUMNS = (
     "threshold_model",
     "match_policy",
     "match_calibration",
+    "language",
 )
 _PENDING = "pairank_corpus_settings"  # Session.info key: changes flushed, not yet committed
 
@@ -40,6 +42,7 @@ class CorpusSettings:
     threshold_model: str | None = None
     match_policy: dict[str, Any] | None = None
     match_calibration: dict[str, Any] | None = None
+    language: str = "en"  # its lexical index's language: a process that serves another one rebuilds it
 
     @classmethod
     def of(cls, corpus: Corpus) -> CorpusSettings:

@@ -85,6 +85,8 @@ class Corpus(Base):
     change_seq: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0, server_default="0")
     # The search structure requested at creation (indexes.spec.IndexSpec); null means automatic.
     index_spec: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # ISO 639-1 code its texts are analysed in, or "multi": each document in its own (`Document.language`).
+    language: Mapped[str] = mapped_column(String(8), nullable=False, default="en", server_default="en")
     # Maintained by every insert and delete (under the row lock): O(1) counts at any corpus size.
     document_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
@@ -101,7 +103,10 @@ class Document(Base):
     """A text in a corpus, addressed by an external id unique within the corpus."""
 
     __tablename__ = "documents"
-    __table_args__ = (UniqueConstraint("corpus_id", "external_id", name="uq_documents_corpus_external"),)
+    __table_args__ = (
+        UniqueConstraint("corpus_id", "external_id", name="uq_documents_corpus_external"),
+        Index("ix_documents_corpus_language", "corpus_id", "language"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     corpus_id: Mapped[int] = mapped_column(
@@ -112,6 +117,9 @@ class Document(Base):
     # The hash lets start-up reconcile an index bundle with the database without reading every text.
     text_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
     meta: Mapped[dict[str, Any] | None] = mapped_column("metadata", JSON, nullable=True)
+    # Its own language in a `multi` corpus (given, or detected from the text); null in a corpus of one
+    # language, whose documents are all in the corpus's (a change to one clears them: app/control).
+    language: Mapped[str | None] = mapped_column(String(8), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(
         UtcDateTime(), default=utcnow, onupdate=utcnow, nullable=False

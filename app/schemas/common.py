@@ -15,6 +15,8 @@ from pydantic import AfterValidator, Field, Strict
 from pydantic_core import PydanticUndefined
 from typing_extensions import TypeAliasType
 
+from indexes.languages import ISO_639_1, MULTI
+
 # Patterns are written for three regex engines at once (ECMA-262 in the schema, Rust in validators,
 # Python here): plain classes and \xNN/\uNNNN escapes only. Whitespace is spelled out as ECMA-262's
 # set, so "blank" means the same on every side. Lone surrogates cannot be written in these patterns
@@ -163,3 +165,36 @@ JsonObject = TypeAliasType(
         dict[MetaKey, JsonValue], Field(max_length=64, json_schema_extra={"additionalProperties": False})
     ],
 )
+
+
+def _language(value: str) -> str:
+    if value not in ISO_639_1:
+        raise ValueError(f"{value!r} is not an ISO 639-1 language code (two letters: en, es, pt, ar, ...)")
+    return value
+
+
+def _corpus_language(value: str) -> str:
+    return value if value == MULTI else _language(value)
+
+
+LanguageCode = Annotated[
+    str,
+    Field(
+        min_length=2,
+        max_length=2,
+        pattern=r"^[a-z]{2}$",
+        description="An ISO 639-1 code, lower case: `en`, `es`, `pt`, `de`, `ar`, `sw`, ...",
+    ),
+    AfterValidator(_language),
+]
+CorpusLanguage = Annotated[
+    str,
+    Field(
+        min_length=2,
+        max_length=5,
+        pattern=r"^(?:[a-z]{2}|multi)$",
+        description="An ISO 639-1 code (`en`, `es`, `pt`, `ar`, ...), or `multi`: each document in its own "
+        "language, given or detected.",
+    ),
+    AfterValidator(_corpus_language),
+]

@@ -7,7 +7,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from app.schemas.common import CorpusName, Description, DocumentId, Metadata, NonBlankText, limited
+from app.schemas.common import (
+    CorpusLanguage,
+    CorpusName,
+    Description,
+    DocumentId,
+    LanguageCode,
+    Metadata,
+    NonBlankText,
+    limited,
+)
 from app.schemas.ranking import RankingModeName, RankingUsed, RerankStage
 from app.schemas.requests import RequestModel
 from indexes.fusion_defaults import DEFAULT_ALPHA
@@ -79,6 +88,17 @@ class CorpusCreate(RequestModel):
         f"alpha {DEFAULT_ALPHA:g}; "
         "`answer`, `question`: dense).",
     )
+    language: CorpusLanguage = Field(
+        "en",
+        description="The language its texts are analysed in (BM25's stop words and stemmer, and queries "
+        "unless a request names another), or `multi`: each document in its own, given or detected.",
+    )
+
+
+class CorpusLanguageChange(RequestModel):
+    """PUT /v1/corpora/{name}/language body."""
+
+    language: CorpusLanguage
 
 
 class CorpusOut(BaseModel):
@@ -89,6 +109,9 @@ class CorpusOut(BaseModel):
     kind: str
     description: str | None
     document_count: int
+    language: str = Field(
+        "en", description="ISO 639-1 code its texts are analysed in, or `multi` (each document in its own)."
+    )
     created_at: datetime
     updated_at: datetime
     duplicate_threshold: float | None = Field(None, description="Calibrated duplicate threshold, if any.")
@@ -111,6 +134,9 @@ class LexicalStatus(BaseModel):
     """The corpus's BM25 index in this worker."""
 
     documents: int
+    language: str = Field(
+        "en", description="The language it analyses in (during a change of language: the previous one)."
+    )
     high_water_mark: int = Field(description="Last change-log sequence number applied.")
 
 
@@ -149,6 +175,11 @@ class DocumentIn(RequestModel):
     metadata: Metadata | None = Field(
         None, description="Replaces the stored metadata when given; kept as it is when omitted."
     )
+    language: LanguageCode | None = Field(
+        None,
+        description="Its language: in a `multi` corpus, detected from the text when omitted; in a corpus of "
+        "one language, the corpus's (another is refused).",
+    )
 
 
 class DocumentsUpsert(RequestModel):
@@ -175,6 +206,9 @@ class DocumentOut(BaseModel):
     id: str = Field(validation_alias=AliasChoices("external_id", "id"))
     text: str
     metadata: dict[str, Any] | None = Field(validation_alias=AliasChoices("meta", "metadata"))
+    language: str | None = Field(
+        None, description="Its own language (`multi` corpora: given or detected); null: the corpus's."
+    )
     created_at: datetime
     updated_at: datetime
 

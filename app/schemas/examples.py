@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from app.schemas.admin import JudgementIn, PairsCreate, RetrainRequest, SplitRequest
 from app.schemas.compare import CompareMetricsRequest, CompareRequest
-from app.schemas.corpora import CorpusCreate, CorpusRanking, DocumentsUpsert
+from app.schemas.corpora import CorpusCreate, CorpusLanguageChange, CorpusRanking, DocumentsUpsert
 from app.schemas.evaluations import CalibrationRequest, EvaluationCreate, RankingCalibrationRequest
 from app.schemas.keys import ApiKeyCreate
 from app.schemas.ranking import CorpusRankRequest, DuplicatesRequest, SimilarityRequest, TextRankRequest
@@ -27,6 +27,7 @@ REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
         ]
     },
     CorpusRanking: {"mode": "hybrid", "alpha": 0.2, "fusion": "linear"},
+    CorpusLanguageChange: {"language": "en"},
     CorpusRankRequest: {"query": _CLAIM, "k": 5, "filter": {"lang": "en"}, "include_metadata": True},
     TextRankRequest: {
         "query": "How do I renew my passport?",

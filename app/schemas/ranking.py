@@ -9,6 +9,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import (
     DocumentId,
+    LanguageCode,
     MetaString,
     NonBlankText,
     StrictBool,
@@ -108,6 +109,37 @@ class RankingOptions(RequestModel):
     )
 
 
+class LanguageOptions(RequestModel):
+    """A request's languages (docs/concepts/languages.md), taken by every request that matches texts."""
+
+    language: LanguageCode | None = Field(
+        None,
+        description="The language of the query (of every text): it is analysed in it, and `same_language` "
+        "keeps documents in it. Default: the corpus's; in a `multi` corpus, detected per text.",
+    )
+    same_language: StrictBool = Field(
+        False,
+        description="Only documents in the query's language: in a corpus of one language all of them or "
+        "none, in a `multi` corpus those whose own language it is (a query whose language cannot be told "
+        "is not restricted).",
+    )
+
+
+class QueryLanguageOut(BaseModel):
+    """The language a query (a text) was analysed in, and where it came from."""
+
+    model_config = ConfigDict(from_attributes=True)
+    code: str | None = Field(description="ISO 639-1; null: it could not be told (no letter in the text).")
+    source: Literal["request", "corpus", "detected"] = Field(
+        description="request: named in the body; corpus: the corpus's; detected: from the text."
+    )
+    confidence: float | None = Field(
+        None,
+        description="detected: the detector's confidence (0..1).",
+        exclude_if=lambda value: value is None,
+    )
+
+
 RerankDepth = Annotated[
     int,
     Field(
@@ -150,7 +182,7 @@ class RerankOptions(RequestModel):
     weight: RerankWeight | None = None
 
 
-class CorpusRankRequest(RankingOptions):
+class CorpusRankRequest(RankingOptions, LanguageOptions):
     """POST /v1/corpora/{name}/rank body."""
 
     query: NonBlankText
@@ -229,6 +261,11 @@ class RankResponse(BaseModel):
     ranking: RankingUsed | None = Field(
         None, description="Corpus rankings: how it ranked.", exclude_if=lambda value: value is None
     )
+    language: QueryLanguageOut | None = Field(
+        None,
+        description="Corpus rankings: the language the query was analysed in.",
+        exclude_if=lambda value: value is None,
+    )
 
 
 class DuplicateText(RequestModel):
@@ -238,7 +275,7 @@ class DuplicateText(RequestModel):
     text: NonBlankText
 
 
-class DuplicatesRequest(RankingOptions):
+class DuplicatesRequest(RankingOptions, LanguageOptions):
     """POST /v1/corpora/{name}/duplicates body: exactly one of text, texts or ids."""
 
     model_config = ConfigDict(json_schema_extra=exactly_one_of(("text",), ("texts",), ("ids",)))
@@ -278,6 +315,7 @@ class DuplicateResult(BaseModel):
     text: str
     id: str | None
     duplicates: list[RankedOut]
+    language: QueryLanguageOut | None = Field(None, description="The language the text was analysed in.")
 
 
 class DuplicatesResponse(BaseModel):

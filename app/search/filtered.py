@@ -23,11 +23,14 @@ EXACT_LIMIT = 50_000
 Hits = list[tuple[int, float]]
 
 
-def matching_ids(sessions: sessionmaker[Session], corpus_id: int, conditions: dict[str, Any]) -> list[int]:
-    """Database ids of the corpus's documents that match the filter (ascending)."""
+def matching_ids(
+    sessions: sessionmaker[Session], corpus_id: int, conditions: dict[str, Any], language: str | None = None
+) -> list[int]:
+    """Database ids of the corpus's documents that match the filter, and whose own language is `language`
+    when given (ascending)."""
     with sessions() as session:
         corpus = require_corpus(session, corpus_id)
-        return DocumentRepository(session, corpus).ids_matching(conditions)
+        return DocumentRepository(session, corpus).ids_matching(conditions, language=language)
 
 
 def top_k(ids: Sequence[int], scores: np.ndarray, k: int) -> Hits:

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.search.languages import QueryLanguage
 from app.search.ranking_setting import RankingSetting, RerankSetting
 from indexes.fusion import Hit
 
@@ -39,6 +40,7 @@ class Ranking:
     model: str
     ranking: RankingSetting | None = None  # corpus rankings: the mode used
     rerank: RerankSetting | None = None  # and the re-ranking stage, when one ran
+    language: QueryLanguage | None = None  # corpus rankings: the language the query was analysed in
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class DuplicateMatches:
     text: str
     id: str | None
     duplicates: list[RankedItem]
+    language: QueryLanguage | None = None  # the language the text was analysed in
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,14 @@ from app.db.corpus_lookup import require_corpus
 from app.db.corpus_settings import CorpusSettings
 from app.db.repositories.corpora import ChangeLog, CorpusMark, CorpusRepository
 from app.db.repositories.documents import DocumentRepository
-from app.stores.lexical_store import lexical_operations, open_lexical, save_lexical
+from app.stores.lexical_store import (
+    follow_language,
+    lexical_operations,
+    lexical_status,
+    open_lexical,
+    own_languages,
+    save_lexical,
+)
 from app.stores.opened import OpenedCorpora, checkpoint_due
 from app.stores.port import Hits, KnownVectors
 from indexes.checkpoint import checkpoint, rebase
@@ -130,14 +137,14 @@ class FaissStore:
             opened = CorpusIndex(corpus_id, name, index, structure=snapshot.base.structure, settings=settings)
             opened.recall_at_10 = snapshot.manifest.get("recall_at_10")
             opened.last_checkpoint = datetime.fromisoformat(snapshot.manifest["created_at"])
-            opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
+            opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark, settings.language)
             with opened.lock:
                 replayed = self._catch_up_locked(opened)
             log.info("index %s: snapshot at %d mapped, %d changes replayed (%.2f s)", name, snapshot.hwm,
                      replayed, time.monotonic() - started)  # fmt: skip
             return opened
         opened = CorpusIndex(corpus_id, name, self._build(corpus_id, name, spec, mark), settings=settings)
-        opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
+        opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark, settings.language)
         with opened.lock:
             self._catch_up_locked(opened)
         self.checkpoint(opened)  # so that the next start maps instead of re-encoding
@@ -188,10 +195,13 @@ class FaissStore:
                 wanted = {d for d, e in final.items() if e.op == "upsert" and not _known(known, e)}
                 wanted.update(d for d, e in final_lexical.items() if e.op == "upsert")
                 texts = DocumentRepository(session, corpus).by_ids(sorted(wanted))
+            languages = own_languages(self.sessions, opened.corpus_id, opened.lexical, final_lexical)
             upserts, deletes = self._operations(opened.name, final, texts, known or {})
             opened.index.apply(upserts, deletes, hwm=int(entries[-1].seq))
             lexical_upserts, lexical_deletes = lexical_operations(final_lexical, texts)
-            opened.lexical.apply(lexical_upserts, lexical_deletes, hwm=int(entries[-1].seq))
+            opened.lexical.apply(
+                lexical_upserts, lexical_deletes, hwm=int(entries[-1].seq), languages=languages
+            )
             applied += len(entries)
             opened.changes_since_checkpoint += len(entries)
             if len(entries) < _LOG_PAGE:
@@ -232,6 +242,7 @@ class FaissStore:
             opened.settings = mark.settings
             if mark.change_seq > opened.index.hwm:
                 self.catch_up(opened)
+            follow_language(self.root, self.sessions, opened, mark.settings.language)
 
     def forget(self, corpus_id: int) -> None:
         """Drop a deleted corpus's index from memory."""
@@ -291,7 +302,7 @@ class FaissStore:
             "corpus_change_seq": corpus_mark,
             "changes_since_checkpoint": opened.changes_since_checkpoint,
             "recall_at_10": opened.recall_at_10,
-            "lexical": {"documents": len(opened.lexical), "high_water_mark": opened.lexical.hwm},
+            "lexical": lexical_status(opened.lexical),
         }
 
     def present_vectors(self, opened: CorpusIndex, doc_ids: Sequence[int]) -> tuple[list[int], np.ndarray]:

@@ -1,39 +1,50 @@
-"""Opening, building and saving a corpus's lexical (BM25) index beside its vector index.
+"""Opening, building, saving and re-analysing a corpus's lexical (BM25) index beside its vector index.
 
-The lexical index does not depend on the model, so one copy per corpus lives at
-`<index dir>/<corpus>/lexical/` and serves every model version. Like a vector snapshot it is a cache of
-the database: opened from disk and replayed from the change log after its mark, rebuilt from the
-documents when it is missing, unreadable, or ahead of a restored database.
+The lexical index does not depend on the model, so one copy per corpus and language lives at
+`<index dir>/<corpus>/lexical-<language>/` and serves every model version. Like a vector snapshot it is
+a cache of the database: opened from disk and replayed from the change log after its mark, rebuilt from
+the documents when it is missing, unreadable, analysed otherwise, or ahead of a restored database.
+A corpus whose language changed gets a new index built beside the one serving, swapped in once it has
+caught up: queries never wait for it (`follow_language`).
 """
 
 from __future__ import annotations
 
 import fcntl
 import logging
+import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from app.db.repositories.corpora import CorpusRepository
+from app.db.repositories.corpora import ChangeLog, CorpusRepository
 from app.db.repositories.documents import DocumentRepository
+from app.db.repositories.languages import DocumentLanguages
+from app.stores.port import CorpusVectors
+from indexes.analysis import Analyser
+from indexes.languages import MULTI
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import corpus_dir
 
 log = logging.getLogger(__name__)
+_LOG_PAGE = 5000
 
 
-def lexical_folder(root: Path, corpus_id: int) -> Path:
-    """Where a corpus's lexical index is saved."""
-    return corpus_dir(root, corpus_id) / "lexical"
+def lexical_folder(root: Path, corpus_id: int, language: str = "en") -> Path:
+    """Where a corpus's lexical index in a language is saved (a process still serving the previous
+    language checkpoints beside the new one, never over it)."""
+    return corpus_dir(root, corpus_id) / f"lexical-{language}"
 
 
 def open_lexical(
-    root: Path, sessions: sessionmaker[Session], corpus_id: int, name: str, mark: int
+    root: Path, sessions: sessionmaker[Session], corpus_id: int, name: str, mark: int, language: str = "en"
 ) -> LexicalIndex:
     """The saved index when it is usable at `mark` (the caller replays the log after it), else a build."""
-    loaded = LexicalIndex.load(lexical_folder(root, corpus_id))
+    analyser = Analyser(language)
+    loaded = LexicalIndex.load(lexical_folder(root, corpus_id, language), analyser)
     if loaded is not None and loaded.hwm <= mark:
         return loaded
     if loaded is not None:
@@ -41,27 +52,41 @@ def open_lexical(
             "lexical index %s at %d is ahead of the database (%d): rebuilding", name, loaded.hwm, mark
         )
     started = time.monotonic()
-    index = LexicalIndex()
+    index = build_lexical(sessions, corpus_id, analyser, mark)
+    log.info("lexical index %s (%s): built from %d documents (%.1f s)", name, language, len(index),
+             time.monotonic() - started)  # fmt: skip
+    return index
+
+
+def build_lexical(
+    sessions: sessionmaker[Session], corpus_id: int, analyser: Analyser, mark: int
+) -> LexicalIndex:
+    """A fresh index of the corpus's documents at `mark` (changes after it are replayed by the caller)."""
+    index = LexicalIndex(analyser)
     with sessions() as session:
         corpus = CorpusRepository(session).get_by_id(corpus_id)
         if corpus is not None:
             # Read after `mark`: changes made since are in these texts or replayed from the log later.
-            for batch in DocumentRepository(session, corpus).iter_indexable(batch_size=2048):
-                index.apply(batch)
+            for batch in DocumentLanguages(session, corpus).iter_lexical(batch_size=2048):
+                languages = {pk: language for pk, _, language in batch}
+                index.apply([(pk, text) for pk, text, _ in batch], languages=languages)
     index.hwm = mark
-    log.info(
-        "lexical index %s: built from %d documents (%.1f s)", name, len(index), time.monotonic() - started
-    )
     return index
 
 
 def save_lexical(root: Path, corpus_id: int, index: LexicalIndex) -> None:
-    """Save the index as the corpus's current one (one writer at a time on this host)."""
-    folder = lexical_folder(root, corpus_id)
+    """Save the index as the corpus's current one in its language (one writer at a time on this host)."""
+    folder = lexical_folder(root, corpus_id, index.analyser.language)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
         index.save(folder)
+    shutil.rmtree(corpus_dir(root, corpus_id) / "lexical", ignore_errors=True)  # before languages: unread
+
+
+def lexical_status(index: LexicalIndex) -> dict[str, Any]:
+    """What GET /v1/corpora/{name}/index shows of the lexical index."""
+    return {"documents": len(index), "high_water_mark": index.hwm, "language": index.analyser.language}
 
 
 def lexical_operations(
@@ -73,3 +98,57 @@ def lexical_operations(
     ]
     kept = {doc_id for doc_id, _ in upserts}
     return upserts, [doc_id for doc_id in final if doc_id not in kept]
+
+
+def own_languages(
+    sessions: sessionmaker[Session], corpus_id: int, index: LexicalIndex, ids: Iterable[int]
+) -> dict[int, str | None] | None:
+    """The documents' own languages when the index is `multi` (one query), else None (not needed)."""
+    if index.analyser.language != MULTI:
+        return None
+    with sessions() as session:
+        corpus = CorpusRepository(session).get_by_id(corpus_id)
+        return DocumentLanguages(session, corpus).of(sorted(ids)) if corpus is not None else {}
+
+
+def catch_up_lexical(sessions: sessionmaker[Session], corpus_id: int, index: LexicalIndex) -> None:
+    """Replay the change log after the index's mark into it (an index not yet serving)."""
+    while True:
+        with sessions() as session:
+            corpus = CorpusRepository(session).get_by_id(corpus_id)
+            if corpus is None:
+                return
+            entries = ChangeLog(session, corpus).since(index.hwm, _LOG_PAGE)
+            if not entries:
+                return
+            final = {e.document_id: e for e in entries}
+            wanted = sorted(d for d, e in final.items() if e.op == "upsert")
+            texts = DocumentRepository(session, corpus).by_ids(wanted)
+        languages = own_languages(sessions, corpus_id, index, wanted)
+        upserts, deletes = lexical_operations(final, texts)
+        index.apply(upserts, deletes, hwm=int(entries[-1].seq), languages=languages)
+        if len(entries) < _LOG_PAGE:
+            return
+
+
+def follow_language(
+    root: Path, sessions: sessionmaker[Session], opened: CorpusVectors, language: str
+) -> bool:
+    """Serve the corpus's lexical index in `language` if it serves another: the saved one (the language
+    job's) or a build, caught up with the log, then swapped in; queries meanwhile use the previous one.
+    True when it swapped."""
+    if opened.lexical.analyser.language == language:
+        return False
+    with sessions() as session:
+        corpus = CorpusRepository(session).get_by_id(opened.corpus_id)
+        if corpus is None:
+            return False
+        mark = int(corpus.change_seq)
+    fresh = open_lexical(root, sessions, opened.corpus_id, opened.name, mark, language)
+    catch_up_lexical(sessions, opened.corpus_id, fresh)
+    with opened.lock:  # this process's writes to the corpus wait only for the last few changes
+        catch_up_lexical(sessions, opened.corpus_id, fresh)
+        opened.lexical = fresh
+        opened.changes_since_checkpoint += 1  # so that the new language's index is saved soon
+    log.info("lexical index %s: now analysed in %s (%d documents)", opened.name, language, len(fresh))
+    return True

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from app.db.engine import transaction
 from app.db.repositories.vectors import VectorRepository, hnsw_index_name
 from app.db.vector_schema import build_hnsw, drop_hnsw_index
-from app.stores.lexical_store import save_lexical
+from app.stores.lexical_store import lexical_status, save_lexical
 from app.stores.opened import checkpoint_due
 from app.stores.pgvector_corpus import PgCorpus
 
@@ -95,7 +95,7 @@ class SpaceMaintenance:
             "corpus_change_seq": corpus_mark,
             "changes_since_checkpoint": opened.changes_since_checkpoint,
             "recall_at_10": None if opened.hnsw else 1.0,
-            "lexical": {"documents": len(opened.lexical), "high_water_mark": opened.lexical.hwm},
+            "lexical": lexical_status(opened.lexical),
             "database_bytes": database_bytes,
         }
 

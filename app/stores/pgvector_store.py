@@ -30,7 +30,7 @@ from app.db.repositories.corpora import ChangeLog, CorpusMark, CorpusRepository
 from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.vectors import Space, VectorRepository, copy_rows
 from app.db.vector_schema import drop_hnsw_indexes, ensure_vector_schema
-from app.stores.lexical_store import lexical_operations, open_lexical
+from app.stores.lexical_store import follow_language, lexical_operations, open_lexical, own_languages
 from app.stores.opened import OpenedCorpora
 from app.stores.pgvector_corpus import PgCorpus
 from app.stores.pgvector_maintenance import SpaceMaintenance
@@ -91,7 +91,7 @@ class PgVectorStore(SpaceMaintenance):
         if not space.ready:
             space = self._build(space, name, mark)
         opened = PgCorpus(corpus_id, name, space, spec, self.sessions, settings=settings)
-        opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark)
+        opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark, settings.language)
         self.catch_up(opened)
         with self.sessions() as session:
             opened.hnsw = VectorRepository(session).has_hnsw(space)
@@ -153,7 +153,8 @@ class PgVectorStore(SpaceMaintenance):
                         repository.advance(opened.space.id, last)
                 lexical_entries = {e.document_id: e for e in entries if e.seq > opened.lexical.hwm}
                 upserts, deletes = lexical_operations(lexical_entries, texts)
-                opened.lexical.apply(upserts, deletes, hwm=last)
+                languages = own_languages(self.sessions, opened.corpus_id, opened.lexical, lexical_entries)
+                opened.lexical.apply(upserts, deletes, hwm=last, languages=languages)
                 opened.changes_since_checkpoint += len(lexical_entries)
                 applied += len(entries)
                 if len(entries) < _LOG_PAGE:
@@ -191,6 +192,8 @@ class PgVectorStore(SpaceMaintenance):
                 self.forget(opened.corpus_id)
             elif fresh.space is None or min(fresh.space.hwm, opened.lexical.hwm) < fresh.change_seq:
                 self.catch_up(opened)
+            if fresh is not None and fresh.corpus_id == opened.corpus_id:
+                follow_language(self.root, self.sessions, opened, opened.settings.language)
 
     def forget(self, corpus_id: int) -> None:
         """Drop a corpus from this process's memory."""

@@ -4,24 +4,30 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from app.control.job_kinds import LANGUAGE
+from app.control.job_queue import JobService
+from app.control.language_job import submit_language_change
 from app.core.defaults import DEFAULT_RANKING_BY_KIND
-from app.core.errors import InvalidInputError
+from app.core.errors import InvalidInputError, NotFoundError
 from app.core.limits import check_count, check_text
 from app.core.text_hash import text_sha256
+from app.db.admin_models import Job
 from app.db.corpus_lookup import document_not_found, require_corpus
 from app.db.engine import transaction
 from app.db.models import Corpus, Document
 from app.db.repositories.corpora import CorpusRepository
 from app.db.repositories.documents import KEEP_METADATA, DocumentInput, DocumentReader, DocumentRepository
+from app.search.languages import document_languages
 from app.serving.context import ServiceContext
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
 from app.usecases.reranking import checked_ranking
+from indexes.languages import MULTI, detect
 from indexes.snapshot import delete_corpus_snapshots
 from indexes.spec import IndexSpec
 
@@ -35,6 +41,14 @@ class UpsertCounts:
     unchanged: int
     document_count: int
     model: str
+
+
+def _in_language(inputs: list[DocumentInput], corpus_language: str) -> list[DocumentInput]:
+    """The inputs as the locked corpus stores them, should a language job have switched its language
+    since they were read: a `multi` corpus stores each one's language (detected if none), another none."""
+    if corpus_language == MULTI:
+        return [i if i.language else replace(i, language=detect(i.text).language) for i in inputs]
+    return [replace(item, language=None) if item.language else item for item in inputs]
 
 
 class CorpusService:
@@ -51,9 +65,10 @@ class CorpusService:
         description: str | None,
         index: dict[str, Any] | None = None,
         ranking: dict[str, Any] | None = None,
+        language: str = "en",
     ) -> Corpus:
-        """Create an empty corpus (with an optional index spec, and its ranking until calibrated: the
-        kind's default unless given); ConflictError when the name is taken."""
+        """Create an empty corpus (with an optional index spec, its ranking until calibrated: the kind's
+        default unless given, and its language); ConflictError when the name is taken."""
         spec = None
         if index is not None:
             try:
@@ -65,7 +80,7 @@ class CorpusService:
         ranking = checked_ranking(self.service, ranking, "ranking.rerank.model")
         with transaction(self.service.sessions) as session:
             default = ranking if ranking is not None else DEFAULT_RANKING_BY_KIND.get(kind)
-            return CorpusRepository(session).add(name, kind, description, spec, default)
+            return CorpusRepository(session).add(name, kind, description, spec, default, language)
 
     def set_ranking(self, name: str, ranking: dict[str, Any]) -> Corpus:
         """Replace a corpus's ranking (its first stage until calibrated, and its re-ranking stage: a
@@ -100,20 +115,27 @@ class CorpusService:
                 delete_corpus_snapshots(self.settings.index_dir, corpus_id)
 
     def upsert_documents(
-        self, name: str, documents: Sequence[tuple[str, str, dict[str, Any] | None, bool]]
+        self,
+        name: str,
+        documents: Sequence[tuple[str, str, dict[str, Any] | None, bool]],
+        languages: Sequence[str | None] | None = None,
     ) -> UpsertCounts:
-        """Insert or update (id, text, metadata, metadata given) documents, all or nothing.
+        """Insert or update (id, text, metadata, metadata given) documents, all or nothing; `languages`:
+        each one's own language, if given (a `multi` corpus detects the others).
 
         Only new or changed texts are encoded; metadata that was not given is kept as stored.
         """
         check_count("documents", documents, self.settings.max_documents_per_request, "documents")
         for position, (_, text, _, _) in enumerate(documents):
             check_text(self.settings, f"documents[{position}].text", text)
+        with self.service.sessions() as session:
+            corpus_language = require_corpus(session, name).language
+        own = document_languages(corpus_language, [text for _, text, _, _ in documents], languages)
         # An id given twice in one request: the later occurrence wins, as if sent in two requests.
-        latest = {doc_id: (doc_id, text, meta, given) for doc_id, text, meta, given in documents}
+        latest = {doc[0]: (*doc, lang) for doc, lang in zip(documents, own, strict=True)}
         inputs = [
-            DocumentInput(d, t, text_sha256(t), m if given else KEEP_METADATA)
-            for d, t, m, given in latest.values()
+            DocumentInput(d, t, text_sha256(t), m if given else KEEP_METADATA, lang)
+            for d, t, m, given, lang in latest.values()
         ]
         # Shared write gate first, then the state: a model swap can never slip between the two.
         with self.service.serving.write_gate.shared():
@@ -144,6 +166,7 @@ class CorpusService:
     ) -> UpsertCounts:
         with transaction(self.service.sessions) as session:
             corpus = require_corpus(session, name, lock=True)  # writers of one corpus take turns
+            inputs = _in_language(inputs, corpus.language)
             repository = DocumentRepository(session, corpus)
             existing = repository.get_many([item.external_id for item in inputs], with_text=False)
             # The hashes again, under the lock: a text another writer changed (or deleted) since the
@@ -163,11 +186,28 @@ class CorpusService:
             if inserted or updated:
                 CorpusRepository(session).touch(corpus)
             total = CorpusRepository(session).count_documents(corpus)
-            known = {row.id: (row.text_sha256, vector_of[row.external_id]) for row in changed}
+            # (A document whose language alone changed has no new vector: the log's replay keeps its own.)
+            known = {
+                row.id: (row.text_sha256, vector_of[row.external_id])
+                for row in changed
+                if row.external_id in vector_of
+            }
             state.store.record_write(session, corpus, previous_mark, known)
         # Committed: the index follows the log (this write, and any other worker's before it).
         state.store.catch_up(opened, known)
         return UpsertCounts(inserted, updated, len(inputs) - inserted - updated, total, state.model_version)
+
+    def set_language(self, name: str, language: str) -> Job:
+        """Queue the change of a corpus's language: its lexical index is re-analysed in the background
+        while queries go on (app/control/language_job.py); 409 when one is under way."""
+        return submit_language_change(self.service.sessions, name, language)
+
+    def language_job(self, name: str, job_id: str) -> Job:
+        """One change-of-language job of a corpus."""
+        info = JobService(self.service.sessions).get(job_id, LANGUAGE)
+        if info.corpus_name != name:
+            raise NotFoundError(f"language change {job_id!r} does not exist for corpus {name!r}", field="id")
+        return info
 
     def index_status(self, name: str) -> dict[str, Any]:
         """This worker's index of the corpus: structure, size, memory, checkpoint, recall."""
@@ -192,7 +232,8 @@ class CorpusService:
         return rows, int(rows[-1].id) if more else None
 
     def export_documents(self, name: str) -> Iterator[str]:
-        """Every document as one JSON line ({id, text, metadata}), read page by page (404 checked first)."""
+        """Every document as one JSON line ({id, text, metadata, language if its own}), read page by page
+        (404 checked first)."""
         with self.service.sessions() as session:
             require_corpus(session, name)
         return self._export_lines(name)
@@ -208,7 +249,10 @@ class CorpusService:
             if not rows:
                 return
             for row in rows:
-                yield json.dumps({"id": row.external_id, "text": row.text, "metadata": row.meta}) + "\n"
+                line = {"id": row.external_id, "text": row.text, "metadata": row.meta}
+                if row.language is not None:  # a `multi` corpus's documents: imported back as they were
+                    line["language"] = row.language
+                yield json.dumps(line) + "\n"
             after = rows[-1].id
 
     def get_document(self, name: str, doc_id: str) -> Document:

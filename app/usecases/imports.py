@@ -1,9 +1,13 @@
-"""Bulk imports: a JSON-lines file of documents upserted by a background job, resumable.
+"""Bulk imports: a JSON-lines file of documents, or ClaimReview records, upserted by a background job,
+resumable.
 
 The upload is stored in the database with its job (app/db/blob_store.py), so any worker on any machine
-runs it; a worker keeps a verified local copy under `<data dir>/imports/<job id>/`. The job first
-validates every line
-(nothing is written if any line is bad: the error names the line), then upserts the documents in
+runs it; a worker keeps a verified local copy under `<data dir>/imports/<job id>/`. The format is told
+from the content: a page, a JSON document or JSON lines holding ClaimReview JSON-LD (or an answer of
+Google's Fact Check Tools) is read as fact-checks (app/core/claimreview.py), anything else as one
+document per line. The job first validates every record: with `on_error=refuse` (the default) nothing
+is written if any is bad (the error names the record and field); with `skip` the bad ones are left out
+and listed in the job's progress. Then it upserts the documents in
 chunks of `PAIRANK_MAX_DOCUMENTS_PER_REQUEST` through the normal write path, recording after each
 committed chunk how many lines are done. A job that fails, is cancelled or is interrupted resumes from
 that count (`POST .../imports/{id}/resume`); upserts are idempotent, so nothing is doubled.
@@ -16,7 +20,6 @@ at full speed.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import time
@@ -24,9 +27,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from app.control import job_kinds
+from app.control.import_records import Records, read_records
 from app.control.job_context import JobContext, Outcome
 from app.control.job_queue import JobService
 from app.core.errors import ConflictError, InvalidInputError, NotFoundError
@@ -35,17 +37,16 @@ from app.db.blob_store import BlobRepository, cached_input
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.repositories.jobs import JobRepository
-from app.schemas.json_safety import check_body
 from app.serving.context import ServiceContext
 from app.usecases.corpora import CorpusService
 
 log = logging.getLogger(__name__)
 KIND = job_kinds.IMPORT
 UPLOAD = "upload.jsonl"  # the job input holding the uploaded file
-Row = tuple[str, str, dict[str, Any] | None, bool]  # id, text, metadata, metadata given
 QUIET_CHUNK = 200  # documents per write while queries are being served
-VALIDATE_STEP = 500  # lines validated between two chances to yield
 MAX_PAUSE_SECONDS = 2.0
+ON_ERROR = ("refuse", "skip")
+MAX_LISTED_PROBLEMS = 100  # a skipping import lists this many malformed records in its progress
 
 
 class ImportService:
@@ -62,8 +63,9 @@ class ImportService:
         self.folder.mkdir(parents=True, exist_ok=True)
         return self.folder / f".upload-{uuid.uuid4().hex}"
 
-    def submit(self, name: str, upload: Path) -> Job:
-        """Take over an uploaded JSON-lines file and queue its import job."""
+    def submit(self, name: str, upload: Path, on_error: str = "refuse") -> Job:
+        """Take over an uploaded file (JSON lines of documents, or ClaimReview) and queue its import job;
+        `on_error`: `refuse` writes nothing when a record is malformed, `skip` leaves such records out."""
         try:
             with self.service.sessions() as session:
                 require_corpus(session, name)
@@ -74,7 +76,8 @@ class ImportService:
         job_id = str(uuid.uuid4())
         try:
             with transaction(self.service.sessions) as session:
-                job = JobRepository(session).add(job_id, KIND, name, {"file": UPLOAD, "bytes": size})
+                params = {"file": UPLOAD, "bytes": size, "on_error": on_error}
+                job = JobRepository(session).add(job_id, KIND, name, params)
                 job.progress = {"stage": "queued", "done": 0}
                 BlobRepository(session).add_input(job_id, UPLOAD, upload)
                 return job
@@ -138,39 +141,25 @@ class ImportJob:
     def run(self) -> dict[str, Any]:
         """Validate and write; returns the final progress (counts)."""
         progress = dict(self.context.progress_so_far or {})
-        documents = self._validated()
-        self._write(documents, progress)
+        skip = self.context.params.get("on_error", "refuse") == "skip"
+        with self.service.sessions() as session:
+            language = require_corpus(session, self.corpus).language
+        parsed = read_records(self.path, language, skip, self._yield_to_queries)
+        if parsed.problems and not skip:
+            shown = "; ".join(problem for problem, _ in parsed.problems[:5])
+            more = f" (and {len(parsed.problems) - 5} more)" if len(parsed.problems) > 5 else ""
+            raise InvalidInputError(
+                f"{shown}{more}; nothing was written (on_error=skip leaves them out)", "body"
+            )
+        progress.update(format=parsed.format, skipped=len(parsed.problems))
+        if parsed.problems:
+            progress["problems"] = [listed for _, listed in parsed.problems[:MAX_LISTED_PROBLEMS]]
+        self._write(parsed, progress)
         return progress
 
-    def _validated(self) -> list[Row]:
-        from app.schemas.corpora import DocumentIn
-
-        documents = []
-        step_started = time.monotonic()
-        with self.path.open("rb") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if number % VALIDATE_STEP == 0:
-                    self._yield_to_queries(step_started)
-                    step_started = time.monotonic()
-                if not raw.strip():
-                    continue
-                problem = check_body(raw)
-                if problem is not None:
-                    raise InvalidInputError(f"line {number}: {problem[0]}: {problem[1]}", "body")
-                try:
-                    document = DocumentIn.model_validate(json.loads(raw))
-                except ValidationError as error:
-                    first = error.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"]) or "line"
-                    raise InvalidInputError(f"line {number}: {where}: {first['msg']}", "body") from error
-                given = "metadata" in document.model_fields_set
-                documents.append((document.id, document.text, document.metadata, given))
-        return documents
-
-    def _write(
-        self, documents: list[tuple[str, str, dict[str, Any] | None, bool]], progress: dict[str, Any]
-    ) -> None:
+    def _write(self, parsed: Records, progress: dict[str, Any]) -> None:
         corpora = CorpusService(self.service)
+        documents = parsed.rows
         size = self.service.settings.max_documents_per_request
         done = int(progress.get("done", 0))
         totals = {key: int(progress.get(key, 0)) for key in ("inserted", "updated", "unchanged")}
@@ -180,7 +169,9 @@ class ImportJob:
             self.context.check_cancel()
             step_started = time.monotonic()
             chunk = min(size, QUIET_CHUNK) if self._queries_about() else size
-            counts = corpora.upsert_documents(self.corpus, documents[start : start + chunk])
+            counts = corpora.upsert_documents(
+                self.corpus, documents[start : start + chunk], parsed.languages[start : start + chunk]
+            )
             start += chunk
             totals["inserted"] += counts.inserted
             totals["updated"] += counts.updated

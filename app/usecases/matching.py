@@ -81,7 +81,7 @@ class MatchService:
             )
         merged = {**(conditions or {}), **(window or {})} or None
         ranking = RankingService(self.service)
-        lists, _, _ = ranking.served(
+        lists, _, _, _ = ranking.served(
             state, opened, list(texts), DECISION_DEPTH, merged, include_metadata, RankingRequest()
         )
         return [

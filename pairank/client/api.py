@@ -24,6 +24,7 @@ class Api:
     list_corpora = operation(corpora.list_corpora)
     get_corpus = operation(corpora.get_corpus)
     delete_corpus = operation(corpora.delete_corpus)
+    set_language = job_operation(corpora.set_language)
     index_status = operation(corpora.index_status)
     calibrate = operation(corpora.calibrate)
     calibrate_ranking = operation(corpora.calibrate_ranking)

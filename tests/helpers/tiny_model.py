@@ -24,6 +24,27 @@ TINY_CORPUS = [
 ]
 
 
+# Claims in Spanish, Portuguese, German, Arabic, French and Swahili: the vocabulary of a tiny
+# multilingual model (`build_multilingual_tiny_model`), Latin, Arabic and accented characters alike.
+MULTILINGUAL_CORPUS = [
+    "Las vacunas causan infertilidad en las mujeres jóvenes.",
+    "Los gobiernos ocultaron las muertes de la pandemia.",
+    "As antenas espalharam o vírus pelas cidades.",
+    "Beber água quente curava a gripe das crianças.",
+    "Die Regierungen verheimlichten die Todesfälle der Pandemie.",
+    "Heißes Wasser heilte die Grippe der Kinder.",
+    "اللقاحات تسبب العقم عند النساء",
+    "الصحفيون نشروا الأخبار الكاذبة",
+    "Les antennes 5G propagent le coronavirus.",
+    "Chanjo inabadilisha DNA yako.",
+]
+
+
+def build_multilingual_tiny_model(output_dir: Path, seed: int = 1) -> Path:
+    """A tiny bi-encoder whose vocabulary covers the multilingual claims as well as the English ones."""
+    return build_tiny_model(output_dir, MULTILINGUAL_CORPUS, vocab_size=700, seed=seed)
+
+
 def build_tiny_model(
     output_dir: Path,
     texts: Iterable[str] = (),

@@ -11,7 +11,8 @@ import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexes.lexical import LexicalIndex, Tokenizer
+from indexes.analysis import Analyser
+from indexes.lexical import LexicalIndex
 
 CLAIMS = [
     "Sharks were photographed swimming on a flooded highway after the hurricane.",
@@ -24,7 +25,7 @@ CLAIMS = [
 
 
 def test_scores_equal_a_hand_computed_case() -> None:
-    index = LexicalIndex(Tokenizer(stem=False))
+    index = LexicalIndex(Analyser(stem=False))
     index.apply([(1, "cat dog"), (2, "cat cat mouse"), (3, "bird")])
     idf = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))  # N = 3 documents, 2 contain "cat"
     average = (2 + 3 + 1) / 3
@@ -73,7 +74,7 @@ def test_save_and_load_round_trip_and_refuse_another_tokenizer(tmp_path: Path) -
     loaded = LexicalIndex.load(tmp_path / "lexical")
     assert loaded is not None and loaded.hwm == 43 and len(loaded) == len(CLAIMS) + 1
     assert loaded.scores("coronavirus viral") == index.scores("coronavirus viral")
-    assert LexicalIndex.load(tmp_path / "lexical", Tokenizer(stem=False)) is None
+    assert LexicalIndex.load(tmp_path / "lexical", Analyser(stem=False)) is None
     assert LexicalIndex.load(tmp_path / "missing") is None
     assert len([p for p in (tmp_path / "lexical").iterdir() if p.is_dir()]) == 1
 
@@ -92,7 +93,7 @@ OPS = st.lists(
 
 def reference_bm25(texts: dict[int, str], query: str) -> dict[int, float]:
     """BM25 (Lucene form) by the book, one running sum per document in query-token order."""
-    tokenize = Tokenizer()
+    tokenize = Analyser()
     documents = {doc_id: tokenize(text) for doc_id, text in texts.items()}
     if not documents:
         return {}

@@ -8,12 +8,14 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import StreamingResponse
 
 from app.api.deps import CorpusServiceDep
-from app.api.params import CorpusNameParam, DocumentIdParam
+from app.api.params import CorpusNameParam, DocumentIdParam, RecordIdParam
 from app.api.security import READ, WRITE, ReadAccess, WriteAccess, check_corpus_access
 from app.core.errors import ConflictError, ForbiddenError
+from app.schemas.admin import JobOut
 from app.schemas.common import INT64_MAX
 from app.schemas.corpora import (
     CorpusCreate,
+    CorpusLanguageChange,
     CorpusList,
     CorpusOut,
     CorpusRanking,
@@ -41,7 +43,7 @@ def create_corpus(body: CorpusCreate, service: CorpusServiceDep, caller: WriteAc
     _may_set(body.ranking, caller, "ranking.rerank.model")
     index = body.index.model_dump() if body.index is not None else None
     ranking = body.ranking.model_dump() if body.ranking is not None else None
-    created = service.create_corpus(body.name, body.kind, body.description, index, ranking)
+    created = service.create_corpus(body.name, body.kind, body.description, index, ranking, body.language)
     return CorpusOut.model_validate(created)
 
 
@@ -67,6 +69,26 @@ def set_ranking(
     for a version not registered, 409 for one that is not a cross-encoder."""
     _may_set(body, caller, "rerank.model")
     return CorpusOut.model_validate(service.set_ranking(name, body.model_dump()))
+
+
+@router.put(
+    "/{name}/language",
+    status_code=202,
+    response_model=JobOut,
+    responses={**NOT_FOUND, **CONFLICT},
+    dependencies=[WRITE],
+)
+def set_language(name: CorpusNameParam, body: CorpusLanguageChange, service: CorpusServiceDep) -> JobOut:
+    """Change the corpus's language (an ISO 639-1 code, or `multi`): a background job re-analyses its
+    lexical index while queries go on with the previous one, then every worker switches (409 while a
+    change is under way). Follow it at `GET .../language/{job_id}`."""
+    return JobOut.model_validate(service.set_language(name, body.language))
+
+
+@router.get("/{name}/language/{job_id}", response_model=JobOut, responses=NOT_FOUND, dependencies=[READ])
+def get_language_change(name: CorpusNameParam, job_id: RecordIdParam, service: CorpusServiceDep) -> JobOut:
+    """A change of language: its stage (`detecting`, `indexing`, `switching`, `done`) and counts."""
+    return JobOut.model_validate(service.language_job(name, job_id))
 
 
 @router.get("/{name}/index", response_model=IndexStatus, responses=NOT_FOUND, dependencies=[READ])
@@ -97,7 +119,8 @@ def upsert_documents(name: CorpusNameParam, body: DocumentsUpsert, service: Corp
     """Insert or update documents by id (all or nothing)."""
     # An omitted `metadata` keeps what is stored; an explicit one (null included) replaces it.
     documents = [(d.id, d.text, d.metadata, "metadata" in d.model_fields_set) for d in body.documents]
-    return UpsertOut.model_validate(service.upsert_documents(name, documents))
+    languages = [d.language for d in body.documents]
+    return UpsertOut.model_validate(service.upsert_documents(name, documents, languages))
 
 
 @router.get("/{name}/documents", response_model=DocumentPage, responses=NOT_FOUND, dependencies=[READ])
@@ -119,7 +142,8 @@ def list_documents(
     dependencies=[READ],
 )
 def export_documents(name: CorpusNameParam, service: CorpusServiceDep) -> StreamingResponse:
-    """Every document as JSON lines (`{"id", "text", "metadata"}`), streamed: `pairank import` reads it."""
+    """Every document as JSON lines (`{"id", "text", "metadata"}`, and `language` in a `multi` corpus),
+    streamed: `pairank import` reads it."""
     return StreamingResponse(service.export_documents(name), media_type="application/x-ndjson")
 
 

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import RankingServiceDep
+from app.api.deps import DuplicateServiceDep, RankingServiceDep
 from app.api.params import CorpusNameParam
-from app.api.ranking_io import rank_response, ranked_items, ranking_request, ranking_used
+from app.api.ranking_io import (
+    language_request,
+    language_used,
+    rank_response,
+    ranked_items,
+    ranking_request,
+    ranking_used,
+)
 from app.api.security import READ, ReadAccess
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
 from app.schemas.ranking import (
@@ -35,7 +42,14 @@ def rank_corpus(
     conditions = filter_conditions(body.filter)
     how = ranking_request(body, body.rerank, principal)
     ranking = service.rank_corpus(
-        name, body.query, body.k, body.candidates, conditions, body.include_metadata, how
+        name,
+        body.query,
+        body.k,
+        body.candidates,
+        conditions,
+        body.include_metadata,
+        how,
+        language_request(body),
     )
     return rank_response(ranking)
 
@@ -53,7 +67,7 @@ def rank_texts(body: TextRankRequest, service: RankingServiceDep) -> RankRespons
     dependencies=[READ],
 )
 def find_duplicates(
-    name: CorpusNameParam, body: DuplicatesRequest, service: RankingServiceDep
+    name: CorpusNameParam, body: DuplicatesRequest, service: DuplicateServiceDep
 ) -> DuplicatesResponse:
     """Corpus documents at or above the duplicate threshold for each input."""
     if body.ids is not None:
@@ -63,11 +77,15 @@ def find_duplicates(
     else:
         inputs = [(t.id, t.text) if isinstance(t, DuplicateText) else (None, t) for t in body.texts or []]
     conditions = filter_conditions(body.filter)
+    how, languages = ranking_request(body), language_request(body)
     report = service.find_duplicates(
-        name, inputs, body.threshold, body.k, conditions, body.include_metadata, ranking_request(body)
+        name, inputs, body.threshold, body.k, conditions, body.include_metadata, how, languages
     )
     results = [
-        DuplicateResult(text=r.text, id=r.id, duplicates=ranked_items(r.duplicates)) for r in report.results
+        DuplicateResult(
+            text=r.text, id=r.id, duplicates=ranked_items(r.duplicates), language=language_used(r.language)
+        )
+        for r in report.results
     ]
     return DuplicatesResponse(
         results=results,

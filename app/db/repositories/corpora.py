@@ -42,6 +42,7 @@ class CorpusRepository:
         description: str | None,
         index_spec: dict[str, Any] | None = None,
         default_ranking: dict[str, Any] | None = None,
+        language: str = "en",
     ) -> Corpus:
         """Insert a corpus; ConflictError when the name is taken (also by a concurrent create)."""
         corpus = Corpus(
@@ -50,6 +51,7 @@ class CorpusRepository:
             description=description,
             index_spec=index_spec,
             default_ranking=default_ranking,
+            language=language,
         )
         try:
             with self.session.begin_nested():

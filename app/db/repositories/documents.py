@@ -33,6 +33,7 @@ class DocumentInput:
     text: str
     text_sha256: str
     metadata: dict[str, Any] | None  # or KEEP_METADATA: keep what is stored (None for a new document)
+    language: str | None = None  # its own (a `multi` corpus), None in a corpus of one language
 
 
 def documents_by_ids(session: Session, corpus_id: int, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
@@ -141,10 +142,15 @@ class DocumentReader:
         for rows in self._keyset([Document.text], batch_size):
             yield [(int(pk), body) for pk, body in rows]
 
-    def ids_matching(self, conditions: dict[str, Any], limit: int | None = None) -> list[int]:
-        """Database ids of the documents whose metadata matches every filter key (ids ascending)."""
+    def ids_matching(
+        self, conditions: dict[str, Any], limit: int | None = None, language: str | None = None
+    ) -> list[int]:
+        """Database ids of the documents whose metadata matches every filter key, and whose own language
+        is `language` when given (ids ascending)."""
         dialect = self.session.get_bind().dialect.name
         query = select(Document.id).where(Document.corpus_id == self.corpus_id)
+        if language is not None:
+            query = query.where(Document.language == language)
         for key, wanted in conditions.items():
             query = query.where(metadata_condition(dialect, key, wanted))
         query = query.order_by(Document.id)
@@ -193,17 +199,21 @@ class DocumentRepository(DocumentReader):
                     text=item.text,
                     text_sha256=item.text_sha256,
                     meta=None if item.metadata is KEEP_METADATA else item.metadata,
+                    language=item.language,
                 )
                 self.session.add(row)
                 changed.append(row)
                 inserted += 1
             else:
                 metadata = row.meta if item.metadata is KEEP_METADATA else item.metadata
-                if row.text_sha256 == item.text_sha256 and row.meta == metadata:
+                same_text = row.text_sha256 == item.text_sha256
+                if same_text and row.meta == metadata and row.language == item.language:
                     continue
-                if row.text_sha256 != item.text_sha256:
+                # A new language changes the lexical analysis: logged like a new text (the vector follows).
+                if not same_text or row.language != item.language:
                     changed.append(row)
                 row.text, row.text_sha256, row.meta = item.text, item.text_sha256, metadata
+                row.language = item.language
                 row.updated_at = utcnow()
                 updated += 1
         self.session.flush()

@@ -8,8 +8,10 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from app.schemas.admin import JobOut
 from app.schemas.corpora import (
     CorpusCreate,
+    CorpusLanguageChange,
     CorpusList,
     CorpusOut,
     CorpusRanking,
@@ -43,12 +45,22 @@ def create_corpus(
     description: str | None = None,
     index: Mapping[str, Any] | None = None,
     ranking: CorpusRanking | Mapping[str, Any] | None = None,
+    language: str | None = None,
 ) -> Steps[CorpusOut]:
-    """Create an empty corpus of a kind (`claim`, `answer`, `question`); `index` and `ranking` as the API
-    takes them (omitted: automatic index, the kind's default ranking)."""
-    fields = given(description=description, index=index, ranking=ranking)
+    """Create an empty corpus of a kind (`claim`, `answer`, `question`); `index`, `ranking` and `language`
+    (ISO 639-1, or `multi`) as the API takes them (omitted: automatic index, the kind's default ranking,
+    English)."""
+    fields = given(description=description, index=index, ranking=ranking, language=language)
     request = CorpusCreate.model_validate({"name": name, "kind": kind, **fields})
     return (yield call("POST", "/v1/corpora", reads(CorpusOut), idempotent=False, json=request))
+
+
+def set_language(name: str, language: str) -> Steps[JobOut]:
+    """Change a corpus's language (ISO 639-1, or `multi`): a job re-analyses its lexical index while
+    queries go on with the previous one; `wait()` on it until every worker can switch."""
+    request = CorpusLanguageChange.model_validate({"language": language})
+    path = f"/v1/corpora/{segment(name)}/language"
+    return (yield call("PUT", path, reads(JobOut), idempotent=False, json=request))
 
 
 def list_corpora() -> Steps[list[CorpusOut]]:

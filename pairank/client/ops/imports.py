@@ -1,4 +1,5 @@
-"""Bulk imports: a JSON-lines file or a BEIR folder streamed to `POST /v1/corpora/{name}/imports`."""
+"""Bulk imports: a JSON-lines file, a BEIR folder or ClaimReview fact-checks (a page, JSON-LD, a Fact
+Check Tools answer) streamed to `POST /v1/corpora/{name}/imports`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,19 @@ from pairank.client.calls import Call, Exchange, Steps, reads
 from pairank.client.ops import segment
 
 CHUNK_BYTES = 1 << 20
+SNIFF_BYTES = 1 << 16
+_JSON_LD_MARKS = (b'"@type"', b'"@graph"', b'"@context"')
+
+
+def content_type(head: bytes) -> str:
+    """The media type of an upload from its first bytes: a page, JSON-LD, or JSON lines of documents (the
+    service tells the format from the content again; this only labels it)."""
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if start.startswith(b"<"):
+        return "text/html"
+    if start.startswith(b"[") or any(mark in head for mark in _JSON_LD_MARKS):
+        return "application/ld+json"
+    return "application/x-ndjson"
 
 
 def beir_lines(corpus: Path) -> Iterator[bytes]:
@@ -45,15 +59,29 @@ def import_source(source: str | Path) -> Iterator[bytes]:
     return _file_chunks(path)
 
 
-def import_file(corpus: str, source: str | Path | bytes | Iterable[bytes]) -> Steps[JobOut]:
-    """Upload documents for a bulk import job (a JSON-lines file, a BEIR folder, bytes or an iterable of
-    byte chunks), streamed; the job validates every line before it writes anything. Not retried: each
-    upload is a new job."""
+def _head(source: str | Path | bytes | Iterable[bytes]) -> bytes:
+    if isinstance(source, bytes):
+        return source[:SNIFF_BYTES]
+    if isinstance(source, str | Path) and Path(source).is_file():
+        with Path(source).open("rb") as handle:
+            return handle.read(SNIFF_BYTES)
+    return b""  # a BEIR folder (converted to JSON lines) or chunks: JSON lines unless told otherwise
+
+
+def import_file(
+    corpus: str, source: str | Path | bytes | Iterable[bytes], *, on_error: str | None = None
+) -> Steps[JobOut]:
+    """Upload documents for a bulk import job (a JSON-lines file, a BEIR folder, ClaimReview fact-checks:
+    a page, JSON-LD or a Fact Check Tools answer; bytes or an iterable of byte chunks), streamed; the job
+    validates every record before it writes anything, and `on_error="skip"` leaves malformed ones out
+    (listed in its progress). Not retried: each upload is a new job."""
+    head = _head(source)
     content = import_source(source) if isinstance(source, str | Path) else source
     exchange = Exchange(
         "POST",
         f"/v1/corpora/{segment(corpus)}/imports",
+        params={"on_error": on_error} if on_error is not None else None,
         content=content,
-        headers={"content-type": "application/x-ndjson"},
+        headers={"content-type": content_type(head)},
     )
     return (yield Call(exchange, reads(JobOut), idempotent=False))

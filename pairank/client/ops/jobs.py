@@ -24,9 +24,11 @@ class JobHandle(Protocol):
 
 
 def _path(record: JobOut) -> str:
-    # Import jobs are the corpus's (a write key follows them); the others are admin's.
+    # Import and language jobs are the corpus's (a write key follows them); the others are admin's.
     if record.kind == "import" and record.corpus is not None:
         return f"/v1/corpora/{segment(record.corpus)}/imports/{segment(record.id)}"
+    if record.kind == "language" and record.corpus is not None:
+        return f"/v1/corpora/{segment(record.corpus)}/language/{segment(record.id)}"
     return f"/admin/jobs/{segment(record.id)}"
 
 

@@ -31,7 +31,8 @@ Side = CompareSide | Mapping[str, Any]
 
 def rank(corpus: str, query: str, k: int = 10, **ranking: Any) -> Steps[RankResponse]:
     """Rank a corpus for a query; `ranking`: `mode`, `alpha`, `fusion`, `filter`, `candidates`,
-    `include_metadata` (as `POST /v1/corpora/{name}/rank` takes them)."""
+    `include_metadata`, `language`, `same_language` (as `POST /v1/corpora/{name}/rank` takes them); the
+    response's `language` says which one the query was analysed in."""
     request = CorpusRankRequest.model_validate({"query": query, "k": k, **ranking})
     path = f"/v1/corpora/{segment(corpus)}/rank"
     return (yield call("POST", path, reads(RankResponse), idempotent=True, json=request))
@@ -53,7 +54,7 @@ def duplicates(
 ) -> Steps[DuplicatesResponse]:
     """Stored documents at or above the duplicate threshold for one text, several (`texts`), or stored
     documents (`ids`); `options`: `threshold`, `k`, `filter`, `include_metadata`, `mode`, `alpha`,
-    `fusion`."""
+    `fusion`, `language`, `same_language`."""
     inputs = given(text=text, texts=list(texts) if texts is not None else None, ids=ids)
     request = DuplicatesRequest.model_validate({**inputs, **options})
     path = f"/v1/corpora/{segment(corpus)}/duplicates"
