@@ -123,10 +123,10 @@ def get_duplicate_service(request: Request, sessions: RequestSessionsDep) -> Dup
     return DuplicateService(RequestContext(runtime.settings, sessions, runtime.serving))
 
 
-def get_match_service(request: Request, sessions: RequestSessionsDep) -> MatchService:
-    """Match decisions on this app's runtime, reading through the request's session."""
-    runtime = get_runtime(request)
-    return MatchService(RequestContext(runtime.settings, sessions, runtime.serving))
+def get_match_service(request: Request) -> MatchService:
+    """Match decisions and policies on this app's runtime (its sessions: a policy change reaches this
+    process's opened corpora through their commit listener, which request sessions bypass)."""
+    return MatchService(get_runtime(request))
 
 
 def get_job_service(request: Request) -> JobService:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pairank.client.handles import job_operation
-from pairank.client.ops import admin, corpora, evaluations, imports, pairs, ranking
+from pairank.client.ops import admin, corpora, evaluations, imports, matching, pairs, ranking
 from pairank.client.ops import request as any_route
 from pairank.client.surface import operation, paged
 
@@ -18,6 +18,15 @@ class Api:
     similarity = operation(ranking.similarity)
     compare = operation(ranking.compare)
     compare_metrics = operation(ranking.compare_metrics)
+
+    # Match decisions: "has this been checked before?" (docs/guides/checked-before.md).
+    match = operation(matching.match)
+    match_many = operation(matching.match_many)
+    calibrate_match = operation(matching.calibrate_match)
+    match_calibration = operation(matching.match_calibration)
+    match_policy = operation(matching.match_policy)
+    set_match_policy = operation(matching.set_match_policy)
+    twins = operation(matching.twins)
 
     # Corpora and their settings.
     create_corpus = operation(corpora.create_corpus)
