@@ -20,8 +20,8 @@ def test_match_decisions_through_the_client(admin: Client) -> None:
     admin.upsert(corpus, [{"id": "twin", "text": texts[3].upper()}])
     with pytest.raises(ConflictError):
         admin.match(corpus, "were eggs banned?")
-    pairs = [{"query": f"were {TOPICS[i % 10]} banned in city {i // 10} in {1990 + i}?", "document_id": f"c{i}",
-              "label": 1} for i in range(30)]  # fmt: skip
+    questions = [f"were {TOPICS[i % 10]} banned in city {i // 10} in {1990 + i}?" for i in range(30)]
+    pairs = [{"query": q, "document_id": f"c{i}", "label": 1} for i, q in enumerate(questions)]
     admin.add_pairs(corpus, pairs)
     report = admin.calibrate_match(corpus)
     assert (
