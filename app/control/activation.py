@@ -79,7 +79,7 @@ def run_activation(service: ServiceContext, context: JobContext) -> Outcome:
     log.info("activation job %s: %s is active (was %s)", context.job_id, version, current)
     # A match calibration holds for the model it was made with: calibrate those corpora again.
     recalibrate = [
-        FollowUp(job_kinds.CALIBRATE_MATCH, opened.name, {"corpus": opened.name})
+        FollowUp(job_kinds.CALIBRATE_MATCH, opened.name, {"corpus": opened.name, "model": version})
         for opened in state.store.opened()
         if opened.settings.match_calibration
     ]

@@ -12,6 +12,7 @@ every activation for the corpora that were calibrated.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -188,6 +189,9 @@ def public_report(record: Mapping[str, Any]) -> dict[str, Any]:
 def run_match_calibration(service: ServiceContext, context: JobContext) -> Outcome:
     """The `calibrate-match` job: calibrate one corpus (queued by the API or after an activation)."""
     name = str(context.params["corpus"])
+    target = context.params.get("model")
+    if target is not None:  # queued by an activation: whichever worker claims it must serve that model
+        _await_model(service, context, str(target))
     context.progress("calibrating", corpus=name)
     report = calibrate_corpus(service, name, context.params.get("policy"))
     context.progress("done", corpus=name, kind=report["kind"])
@@ -251,3 +255,15 @@ def open_world_report(
                                "match": float(decision == "match"), "new": float(decision == "new"),
                                "right": float(right)}  # fmt: skip
     return RankingReport(means, per_query)
+
+
+def _await_model(service: ServiceContext, context: JobContext, version: str) -> None:
+    """Wait until this process serves `version` (its follower applies an activation made elsewhere
+    within its sync interval); a RuntimeError naming both when it does not in time."""
+    deadline = time.monotonic() + max(60.0, 20 * service.settings.sync_seconds)
+    while (serving := service.serving.state().model_version) != version:
+        context.check_cancel()
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"this worker still serves {serving}, not the activated {version}")
+        context.progress("waiting for the activated model", model=version, serving=serving)
+        time.sleep(0.5)
