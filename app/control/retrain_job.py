@@ -34,7 +34,7 @@ from app.db.blob_store import cached_input
 from app.db.models import utcnow
 from app.db.repositories.corpora import CorpusRepository
 from app.db.repositories.documents import DocumentRepository
-from app.search.ranking_setting import ranking_record
+from app.search.ranking_setting import RankingChoice, RankingSetting, ranking_record, resolve_mode
 from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder
 from app.serving.state import ServingState
@@ -78,13 +78,18 @@ class RetrainParams:
 
 
 def training_config(
-    params: RetrainParams, job_dir: Path, dev: list[ExportedPair], base_path: str | None = None
+    params: RetrainParams,
+    job_dir: Path,
+    dev: list[ExportedPair],
+    base_path: str | None = None,
+    ranking: RankingSetting | None = None,
 ) -> dict[str, Any]:
     """The `pairank train` YAML config of a job (`base_path`: the base model's folder on this machine).
 
     The trainer selects its checkpoint on the gate's own dev set (the corpus's documents judged by the
     dev pairs, staged by the job as a BEIR folder) and metric, so its best dev metric is the gate's
-    candidate metric (up to the served encoder's precision).
+    candidate metric (up to the served encoder's precision). `ranking`: the first stage the corpus
+    serves, which scores the dev set (and every cross-validation fold) as `rank` would rank it.
     """
     config: dict[str, Any] = {
         "name": f"retrain-{params.corpus}",
@@ -99,6 +104,7 @@ def training_config(
             "task": pair_task(dev),
             "metric": params.gate_metric,
             "with_titles": False,
+            "ranking": asdict(ranking) if ranking is not None else None,
         },
         "stages": [
             {
@@ -133,10 +139,14 @@ def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
 
 
 def write_config(
-    job_dir: Path, params: RetrainParams, dev: list[ExportedPair], base_path: str | None = None
+    job_dir: Path,
+    params: RetrainParams,
+    dev: list[ExportedPair],
+    base_path: str | None = None,
+    ranking: RankingSetting | None = None,
 ) -> dict[str, Any]:
     """Write the job's `pairank train` config, with this machine's paths, into its folder; returns it."""
-    config = training_config(params, job_dir, dev, base_path)
+    config = training_config(params, job_dir, dev, base_path, ranking)
     job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return config
@@ -186,8 +196,8 @@ class RetrainRun:
         # it was registered.
         registry = self.service.serving.registry
         base_path = registry.spec(self.params.base_version).path if self.params.base_version else None
-        config = write_config(self.job_dir, self.params, dev, base_path)
         gate_set = self._gate_dataset(dev)
+        config = write_config(self.job_dir, self.params, dev, base_path, self._served_ranking())
         write_beir(gate_set.dataset, self.job_dir / DEV_FOLDER)  # the trainer's dev set is the gate's
         context.progress("training", train_pairs=context.params.get("train_pairs"), dev_pairs=len(dev))
         self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir, context.cancelled)
@@ -218,6 +228,9 @@ class RetrainRun:
         if params.cv_folds:
             summary = json.loads((self.run_dir / "cv.json").read_text())
             gate = cross_validated_gate(summary, params.min_improvement, params.require_significant)
+            carried = self._carried_calibration(spec.version, gate, gate_set)
+            if carried is not None:
+                gate["calibration"] = carried
         else:
             gate = self._gate(candidate.encode_bulk, active, gate_set, spec.version)
         gate["active_model"] = active.model_version
@@ -256,6 +269,34 @@ class RetrainRun:
             self.stored_calibration = corpus.ranking_calibration
             self.default_ranking = corpus.default_ranking
         return build_gate_dataset(documents, dev)
+
+    def _carried_calibration(
+        self, version: str, gate: dict[str, Any], dataset: GateDataset
+    ) -> dict[str, Any] | None:
+        """The folds scored the candidate at the ranking the corpus serves; where that is a calibration
+        of the active model (not the corpus default, which serves any model), the candidate keeps it
+        on activation, so it is served exactly as it was judged."""
+        stored = self.stored_calibration
+        if not stored or stored.get("model") != self.service.serving.state().model_version:
+            return None
+        setting = self._served_ranking()
+        value = float(gate["candidate"][gate["metric"]])
+        choice = RankingChoice(setting, value, {setting.label: value})
+        record = ranking_record(
+            version,
+            choice,
+            gate["metric"],
+            int(gate["queries"]),
+            dataset.mode,
+            GATE_SOURCE,
+            utcnow().isoformat(),
+        )
+        return {"corpus": self.params.corpus, **record}
+
+    def _served_ranking(self) -> RankingSetting:
+        """The first stage the corpus serves with the active model now (`rank` without choices)."""
+        model = self.service.serving.state().model_version
+        return resolve_mode(None, self.stored_calibration, model, self.default_ranking)
 
     def _gate(
         self, candidate_encode: Any, active: ServingState, dataset: GateDataset, version: str
