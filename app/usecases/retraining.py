@@ -11,7 +11,7 @@ from typing import Any
 
 from app.control import gate_cv, job_kinds
 from app.control.pair_export import write_pairs
-from app.control.retrain_job import DEV_PAIRS, TRAIN_PAIRS, RetrainParams
+from app.control.retraining.config import DEV_PAIRS, TRAIN_PAIRS, RetrainParams
 from app.core.defaults import default_gate_metric
 from app.core.errors import ConflictError, InvalidInputError
 from app.db.admin_models import Job

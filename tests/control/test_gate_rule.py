@@ -11,7 +11,7 @@ import yaml
 
 from app.control.gate import build_gate_dataset, offline_candidates, paired_noise
 from app.control.pair_export import ExportedPair, write_pairs
-from app.control.retrain_job import DEV_FOLDER, TRAIN_PAIRS, RetrainParams, write_config
+from app.control.retraining.config import DEV_FOLDER, TRAIN_PAIRS, RetrainParams, write_config
 from evaluation.datasets import LabeledPair, load_beir
 from evaluation.hybrid_eval import fused_run
 from evaluation.judgements import judge_pairs, pair_task, relevance_grade, write_beir
