@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from scripts.docsite.cli_md import cli_markdown  # noqa: E402
 from scripts.docsite.openapi_md import operations_markdown, schemas_markdown  # noqa: E402
-from scripts.docsite.settings_md import settings_table  # noqa: E402
+from scripts.docsite.settings_md import settings_table, training_defaults_table  # noqa: E402
 
 MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->$", re.MULTILINE)  # alone on its line
 BENCHMARKS_SECTION = "Benchmarks"
@@ -58,7 +58,9 @@ def _generated(name: str) -> str:
         return settings_table()
     if name == "cli":
         return cli_markdown()
-    raise PluginError(f"unknown generated section {name!r} (api, schemas, settings, cli)")
+    if name == "trainingdefaults":
+        return training_defaults_table()
+    raise PluginError(f"unknown generated section {name!r} (api, schemas, settings, cli, trainingdefaults)")
 
 
 def _nav_uris(items: Any) -> set[str]:

@@ -48,6 +48,8 @@ class RetrainParams:
     cv_folds: int = 0  # resolved at submission: > 0, the gate cross-validates (app/control/gate_cv.py)
     # The registered version `base_model` names, if any: the worker trains from its stored files.
     base_version: str | None = None
+    bias_correction: bool = True  # AdamW's (training/config.py's default)
+    defaults: str = ""  # the row of app/core/defaults.py's training table the unset fields came from
 
 
 def training_config(
@@ -87,6 +89,7 @@ def training_config(
                 "epochs": params.epochs,
                 "lr": params.learning_rate,
                 "batch_size": params.batch_size,
+                "bias_correction": params.bias_correction,
                 "shuffle": params.shuffling,
                 "shuffle_params": params.shuffle_params,
             }
