@@ -25,6 +25,7 @@ from app.api.routes import (
     health,
     identity,
     imports,
+    judgements,
     matching,
     pairs,
     ranking,
@@ -88,7 +89,8 @@ def create_app(
     )
     # Added last, so outermost: the request id, metrics and access log cover the 413s and 422s above.
     app.add_middleware(RequestObserver)
-    for module in (health, identity, corpora, ranking, matching, compare, evaluations, pairs, imports, admin):
+    routers = (health, identity, corpora, ranking, matching, compare, evaluations, pairs, judgements, imports)
+    for module in (*routers, admin):
         app.include_router(module.router)
     install_console(app)
     return app
