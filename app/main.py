@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from app.api.body_limit import BodySizeLimit
 from app.api.console import install_console
+from app.api.docs_pages import install_docs
 from app.api.errors import install_error_handlers
 from app.api.json_guard import JsonBodyGuard
 from app.api.observe import RequestObserver
@@ -76,6 +77,9 @@ def create_app(
         # A trailing slash is never redirected: a client following a redirect could otherwise turn
         # `DELETE .../documents/..` (normalised to `.../corpus/`) into a delete of the whole corpus.
         redirect_slashes=False,
+        # Served by install_docs from vendored assets: the defaults load them from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.rate_buckets = TokenBuckets()  # per app, so per worker process (documented as such)
     app.state.key_cache = KeyCache(settings.key_cache_seconds)  # likewise
@@ -93,6 +97,7 @@ def create_app(
     for module in (*routers, admin):
         app.include_router(module.router)
     install_console(app)
+    install_docs(app)
     return app
 
 

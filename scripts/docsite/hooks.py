@@ -6,8 +6,8 @@
   become pages of the site as they are in the repository; a report not yet in the nav is added at the
   end of its Benchmarks section.
 - A link to one of those files as the repository has it (`../../benchmarks/hybrid.md` from
-  docs/concepts/) is pointed at its page on the site, so pages read right on the site and in the
-  repository alike.
+  docs/concepts/), or from one of them to a page (`../docs/concepts/ranking.md`), is pointed at its page
+  on the site, so pages read right on the site and in the repository alike.
 - After the build, a page that loads a script, style sheet, font or image from another host fails it:
   the site must work without a network.
 """
@@ -101,7 +101,10 @@ def _site_links(markdown: str, page: Any) -> str:
     site_folder = posixpath.dirname(page.file.src_uri) or "."
 
     def replace(match: re.Match[str]) -> str:
-        uri = SITE_PATH.get((folder / match["target"]).resolve())
+        target = (folder / match["target"]).resolve()
+        uri = SITE_PATH.get(target)
+        if uri is None and target.is_relative_to(ROOT / "docs"):  # a copied report's link to a page
+            uri = target.relative_to(ROOT / "docs").as_posix()
         if uri is None:
             return match.group(0)
         return f"]({posixpath.relpath(uri, site_folder)}{match['anchor'] or ''})"
