@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pairank.client.handles import job_operation
-from pairank.client.ops import admin, corpora, evaluations, imports, matching, pairs, ranking
+from pairank.client.ops import admin, corpora, evaluations, imports, judgements, matching, pairs, ranking
 from pairank.client.ops import request as any_route
 from pairank.client.surface import operation, paged
 
@@ -52,6 +52,13 @@ class Api:
     judge = operation(pairs.judge)
     split_pairs = operation(pairs.split_pairs)
     delete_pair = operation(pairs.delete_pair)
+    list_judgements = operation(judgements.list_judgements)
+    iter_judgements = paged(judgements.iter_judgements)
+    edit_judgement = operation(judgements.edit_judgement)
+    delete_judgement = operation(judgements.delete_judgement)
+    agreement = operation(judgements.agreement)
+    export_judgements = operation(judgements.export_judgements)
+    import_judgements = operation(judgements.import_judgements)
 
     # Evaluations.
     create_evaluation = operation(evaluations.create_evaluation)
