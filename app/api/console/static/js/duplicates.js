@@ -15,6 +15,11 @@ export function textsOf(content, name) {
   }).filter((t) => typeof t === "string" && t.trim());
 }
 
+/** The cosine a match shows: its dense score when the corpus ranks hybrid, else its score. */
+export function cosineOf(match) {
+  return match.dense_score !== undefined ? match.dense_score : match.score;
+}
+
 export function duplicatesStore() {
   return {
     text: "",
@@ -56,7 +61,9 @@ export function duplicatesStore() {
           const nearest = await call("POST", path, { texts: chunk, k, threshold: -1 });
           nearest.results.forEach((result, i) => {
             const passed = new Set(passing.results[i].duplicates.map((d) => d.id));
-            const matches = result.duplicates.map((d) => ({ ...d, passes: passed.has(d.id) }));
+            // Ordered by the cosine each shows (the list comes in the corpus's ranking order).
+            const matches = result.duplicates.map((d) => ({ ...d, passes: passed.has(d.id) }))
+              .sort((a, b) => cosineOf(b) - cosineOf(a));
             results.push({ text: result.text, matches, count: passed.size });
           });
         }
@@ -70,8 +77,7 @@ export function duplicatesStore() {
     },
 
     cosine(match) {
-      const value = match.dense_score !== undefined ? match.dense_score : match.score;
-      return value.toFixed(3);
+      return cosineOf(match).toFixed(3);
     },
   };
 }

@@ -2,8 +2,10 @@
 import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
 import { appStore } from "./app.js";
 import { compareStore } from "./compare.js";
+import { dataStore } from "./data.js";
 import { duplicatesStore } from "./duplicates.js";
 import { evaluationsStore } from "./evaluations.js";
+import { judgementsStore } from "./judgements.js";
 import { modelsStore } from "./models.js";
 import { searchStore } from "./search.js";
 
@@ -12,6 +14,8 @@ Alpine.store("compare", compareStore());
 Alpine.store("duplicates", duplicatesStore());
 Alpine.store("models", modelsStore());
 Alpine.store("evaluations", evaluationsStore());
+Alpine.store("judgements", judgementsStore());
+Alpine.store("data", dataStore());
 Alpine.store("app", appStore()); // last: its init() signs a kept key in, which uses the others
 window.Alpine = Alpine; // for the browser's devtools
 Alpine.start();
