@@ -29,6 +29,7 @@ from app.api.routes import (
     judgements,
     matching,
     pairs,
+    query_sets,
     ranking,
 )
 from app.api.routes.imports import IMPORTS_PATH
@@ -93,8 +94,19 @@ def create_app(
     )
     # Added last, so outermost: the request id, metrics and access log cover the 413s and 422s above.
     app.add_middleware(RequestObserver)
-    routers = (health, identity, corpora, ranking, matching, compare, evaluations, pairs, judgements, imports)
-    for module in (*routers, admin):
+    routers = (
+        health,
+        identity,
+        corpora,
+        ranking,
+        matching,
+        compare,
+        evaluations,
+        pairs,
+        judgements,
+        query_sets,
+    )
+    for module in (*routers, imports, admin):
         app.include_router(module.router)
     install_console(app)
     install_docs(app)

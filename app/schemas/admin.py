@@ -218,7 +218,7 @@ class JobOut(BaseModel):
 
     model_config = ConfigDict(from_attributes=True)
     id: str
-    kind: Literal["retrain", "activate", "evaluate", "import", "language", "calibrate-match"]
+    kind: Literal["retrain", "activate", "evaluate", "import", "language", "calibrate-match", "query-set"]
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     corpus: str | None = Field(validation_alias=AliasChoices("corpus_name", "corpus"))
     params: dict[str, Any] = Field(description="The request (a worker's own parameters left out).")

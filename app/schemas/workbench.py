@@ -83,3 +83,56 @@ class JudgementsImported(BaseModel):
 
     judged: int = Field(description="Judgements stored (added or changed) for the sender.")
     pairs: int = Field(description="Labeled pairs of the corpus after it.")
+
+
+class QuerySetCreate(RequestModel):
+    """POST /v1/corpora/{name}/query-sets body: a named list of queries."""
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]*$")
+    queries: list[str] = Field(min_length=1, max_length=1000, description="Query texts (duplicates dropped).")
+
+
+class QueryChangeOut(BaseModel):
+    """A query whose MRR moved since the previous run (null: not scored in that run)."""
+
+    query: str
+    before: float | None
+    after: float | None
+
+
+class QuerySetRunOut(BaseModel):
+    """One scoring of a query set: why it ran, with which model, its means and each query's metrics."""
+
+    id: int
+    status: Literal["queued", "running", "succeeded", "failed"]
+    trigger: str = Field(description="`manual`, `activation` or `ranking change`.")
+    job_id: str | None
+    model: str | None
+    metrics: dict[str, float] | None = Field(description="Means over the set's judged queries.")
+    per_query: dict[str, dict[str, float]] | None = Field(description="Query text -> its metrics.")
+    changes: list[QueryChangeOut] = Field(description="Queries whose MRR moved since the previous run.")
+    error: str | None = Field(description="Why it failed, or why nothing was scored.")
+    created_at: datetime
+    finished_at: datetime | None
+
+
+class QuerySetOut(BaseModel):
+    """A saved query set with its latest run."""
+
+    name: str
+    queries: list[str]
+    created_at: datetime
+    last_run: QuerySetRunOut | None
+
+
+class QuerySetList(BaseModel):
+    """GET /v1/corpora/{name}/query-sets."""
+
+    query_sets: list[QuerySetOut]
+
+
+class QuerySetHistory(BaseModel):
+    """GET /v1/corpora/{name}/query-sets/{set}: the set and its runs, oldest first."""
+
+    query_set: QuerySetOut
+    runs: list[QuerySetRunOut]

@@ -27,6 +27,7 @@ from app.serving.context import ServiceContext
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
 from app.usecases.reranking import checked_ranking
+from app.usecases.workbench.query_sets import queue_corpus_runs
 from indexes.languages import MULTI, detect
 from indexes.snapshot import delete_corpus_snapshots
 from indexes.spec import IndexSpec
@@ -93,6 +94,7 @@ class CorpusService:
         with transaction(self.service.sessions) as session:
             corpus = require_corpus(session, name)
             corpus.default_ranking = checked
+        queue_corpus_runs(self.service, name, "ranking change")  # its saved query sets, scored again
         return self.get_corpus(name)
 
     def list_corpora(self) -> list[Corpus]:
