@@ -3,6 +3,8 @@ delete your own, agreement, export and import."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from pairank.client import Client, ForbiddenError, InvalidRequestError
@@ -38,3 +40,22 @@ def test_judgements_through_the_client(admin: Client, server: Server) -> None:
         assert [j.judged_by for j in admin.list_judgements(corpus, query="towers").judgements].count(
             "admin-key"
         ) == 1
+
+
+def test_query_sets_through_the_client(admin: Client) -> None:
+    corpus = "client-query-sets"
+    admin.create_corpus(corpus, "claim")
+    admin.upsert(corpus, [{"id": f"c{i}", "text": f"claim {i} about towers"} for i in range(3)])
+    admin.judge(corpus, "towers 1", "c1", 1)
+    created = admin.create_query_set(corpus, "towers", ["towers 1", "towers 2"])
+    assert created.queries == ["towers 1", "towers 2"] and created.last_run is None
+    queued = admin.run_query_set(corpus, "towers")
+    assert queued.status == "queued"
+    deadline = time.monotonic() + 60
+    while (history := admin.query_set_history(corpus, "towers")).runs[-1].status != "succeeded":
+        assert time.monotonic() < deadline, history
+        time.sleep(0.2)
+    assert list(history.runs[-1].per_query or {}) == ["towers 1"]
+    assert [s.name for s in admin.list_query_sets(corpus).query_sets] == ["towers"]
+    admin.delete_query_set(corpus, "towers")
+    assert admin.list_query_sets(corpus).query_sets == []

@@ -19,6 +19,13 @@ def test_retrain_follow_the_job_activate_and_roll_back(console: Console, watched
     that it re-ranks every corpus; the rollback then targets the model that served before, and never
     the failed candidate."""
     corpus = console.corpus([{"query": q, "document_id": d, "label": 1} for q, d in PARAPHRASES])
+    saved = {"name": "paraphrases", "queries": [q for q, _ in PARAPHRASES]}  # scored again on activation
+    assert (
+        console.http.post(
+            f"/v1/corpora/{corpus}/query-sets", json=saved, headers=console.headers()
+        ).status_code
+        == 201
+    )
     sign_in(watched, console.admin_key)
     choose(watched, corpus)
     page = watched.page
@@ -63,6 +70,13 @@ def test_retrain_follow_the_job_activate_and_roll_back(console: Console, watched
     expect(row.get_by_test_id("activate")).to_be_hidden(timeout=120_000)
     expect(status).to_have_text("succeeded")
     assert console.http.get("/ready").json()["model"] == trained
+    page.get_by_test_id("view-querysets").click()  # the activation scored the saved set with the new model
+    page.get_by_test_id("query-set").first.click()
+    activation_run = page.locator("[data-testid=queryset-run][data-trigger='activation']")
+    expect(activation_run).to_contain_text("succeeded", timeout=60_000)
+    expect(activation_run).to_contain_text(trained)
+    expect(page.get_by_test_id("queryset-chart")).to_be_visible()
+    page.get_by_test_id("view-models").click()
 
     expect(page.get_by_test_id("rollback")).to_have_text(f"Roll back to {serving}")
     page.get_by_test_id("rollback").click()

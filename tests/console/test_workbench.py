@@ -168,3 +168,27 @@ def test_url_state_reopens_the_view(console: Console, watched: Watched) -> None:
     page.get_by_test_id("filter").fill("lang=fr")
     page.get_by_test_id("query").press("Enter")
     expect(page.get_by_test_id("result")).to_have_count(0)
+
+
+def test_a_query_set_with_its_history(console: Console, watched: Watched) -> None:
+    corpus = console.corpus([{"query": QUERY, "document_id": "c1", "label": 1},
+                             {"query": "bleach cures covid", "document_id": "c2", "label": 1}])  # fmt: skip
+    sign_in(watched, console.key("write", [corpus]))
+    choose(watched, corpus)
+    page = watched.page
+    page.get_by_test_id("view-querysets").click()
+    page.get_by_test_id("queryset-name").fill("regressions")
+    page.get_by_test_id("queryset-queries").fill(f"{QUERY}\nbleach cures covid\nnot judged yet")
+    page.get_by_test_id("queryset-create").click()
+    page.get_by_test_id("queryset-run-now").click()
+    runs = page.get_by_test_id("queryset-run")
+    expect(runs.first).to_contain_text("succeeded", timeout=60_000)
+    expect(page.get_by_test_id("queryset-chart")).to_be_visible()
+    ranking = {"mode": "lexical"}  # a ranking change scores the corpus's sets again
+    changed = console.http.put(f"/v1/corpora/{corpus}/ranking", json=ranking, headers=console.headers())
+    assert changed.status_code == 200, changed.text
+    page.get_by_test_id("query-set").first.click()
+    expect(runs).to_have_count(2)
+    expect(page.locator("[data-testid=queryset-run][data-trigger='ranking change']")).to_contain_text(
+        "succeeded", timeout=60_000
+    )

@@ -126,7 +126,7 @@ export function appStore() {
       saveUrlState();
       await this.loadCounts();
       if (this.view === "judgements") Alpine.store("judgements").load();
-      if (this.view === "querysets") Alpine.store("querysets")?.load();
+      if (this.view === "querysets") Alpine.store("querysets").load();
     },
 
     /** Hybrid's alpha in the toolbar and both Compare sides starts at the corpus's own (else 0.5). */
@@ -144,7 +144,7 @@ export function appStore() {
       if (view === "models" && this.isAdmin) Alpine.store("models").load();
       if (view === "evaluations") Alpine.store("evaluations").load();
       if (view === "judgements") Alpine.store("judgements").load();
-      if (view === "querysets") Alpine.store("querysets")?.load();
+      if (view === "querysets") Alpine.store("querysets").load();
     },
   };
 }

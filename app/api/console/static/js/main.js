@@ -7,6 +7,7 @@ import { duplicatesStore } from "./duplicates.js";
 import { evaluationsStore } from "./evaluations.js";
 import { judgementsStore } from "./judgements.js";
 import { modelsStore } from "./models.js";
+import { querySetsStore } from "./querysets.js";
 import { searchStore } from "./search.js";
 
 Alpine.store("search", searchStore());
@@ -16,6 +17,7 @@ Alpine.store("models", modelsStore());
 Alpine.store("evaluations", evaluationsStore());
 Alpine.store("judgements", judgementsStore());
 Alpine.store("data", dataStore());
+Alpine.store("querysets", querySetsStore());
 Alpine.store("app", appStore()); // last: its init() signs a kept key in, which uses the others
 window.Alpine = Alpine; // for the browser's devtools
 Alpine.start();
