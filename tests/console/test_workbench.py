@@ -192,3 +192,22 @@ def test_a_query_set_with_its_history(console: Console, watched: Watched) -> Non
     expect(page.locator("[data-testid=queryset-run][data-trigger='ranking change']")).to_contain_text(
         "succeeded", timeout=60_000
     )
+
+
+def test_an_evaluation_from_uploaded_qrels(console: Console, watched: Watched, tmp_path: Path) -> None:
+    corpus = console.corpus([{"query": QUERY, "document_id": "c1", "label": 1},
+                             {"query": "bleach cures covid", "document_id": "c2", "label": 1}])  # fmt: skip
+    for kind, file in (("trec", "qrels.txt"), ("jsonl", "queries.jsonl")):  # the Judgements tab's exports
+        exported = console.http.get(f"/v1/corpora/{corpus}/judgements/export", params={"format": kind},
+                                    headers=console.headers())  # fmt: skip
+        (tmp_path / file).write_text(exported.text)
+    sign_in(watched, console.key("write"))
+    choose(watched, corpus)
+    page = watched.page
+    page.get_by_test_id("view-evaluations").click()
+    page.get_by_test_id("evaluation-qrels").set_input_files(str(tmp_path / "qrels.txt"))
+    page.get_by_test_id("evaluation-queries").set_input_files(str(tmp_path / "queries.jsonl"))
+    page.get_by_test_id("evaluation-start").click()
+    report = page.get_by_test_id("evaluation-report")
+    expect(report).to_contain_text("succeeded", timeout=60_000)
+    expect(report.locator("tbody tr")).to_have_count(3)  # the mean and the two queries
