@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from app.api.body_limit import BodySizeLimit
 from app.api.console import install_console
+from app.api.docs_pages import install_docs
 from app.api.errors import install_error_handlers
 from app.api.json_guard import JsonBodyGuard
 from app.api.observe import RequestObserver
@@ -25,8 +26,10 @@ from app.api.routes import (
     health,
     identity,
     imports,
+    judgements,
     matching,
     pairs,
+    query_sets,
     ranking,
 )
 from app.api.routes.imports import IMPORTS_PATH
@@ -75,6 +78,9 @@ def create_app(
         # A trailing slash is never redirected: a client following a redirect could otherwise turn
         # `DELETE .../documents/..` (normalised to `.../corpus/`) into a delete of the whole corpus.
         redirect_slashes=False,
+        # Served by install_docs from vendored assets: the defaults load them from a CDN.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.rate_buckets = TokenBuckets()  # per app, so per worker process (documented as such)
     app.state.key_cache = KeyCache(settings.key_cache_seconds)  # likewise
@@ -88,9 +94,22 @@ def create_app(
     )
     # Added last, so outermost: the request id, metrics and access log cover the 413s and 422s above.
     app.add_middleware(RequestObserver)
-    for module in (health, identity, corpora, ranking, matching, compare, evaluations, pairs, imports, admin):
+    routers = (
+        health,
+        identity,
+        corpora,
+        ranking,
+        matching,
+        compare,
+        evaluations,
+        pairs,
+        judgements,
+        query_sets,
+    )
+    for module in (*routers, imports, admin):
         app.include_router(module.router)
     install_console(app)
+    install_docs(app)
     return app
 
 

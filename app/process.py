@@ -20,6 +20,7 @@ from app.serving.runtime import Runtime
 from app.usecases.calibration.match import run_match_calibration
 from app.usecases.evaluations import run_evaluation
 from app.usecases.imports import run_import
+from app.usecases.workbench.query_sets import run_query_set
 
 JOB_HANDLERS: dict[str, Handler] = {
     job_kinds.RETRAIN: run_retrain,
@@ -28,6 +29,7 @@ JOB_HANDLERS: dict[str, Handler] = {
     job_kinds.IMPORT: run_import,
     job_kinds.LANGUAGE: run_language_change,
     job_kinds.CALIBRATE_MATCH: run_match_calibration,
+    job_kinds.QUERY_SET: run_query_set,
 }
 
 

@@ -4,8 +4,10 @@
 
 Starts `pairank serve --demo` on a temporary data dir with a throwaway admin key (the bundled
 all-MiniLM-L6-v2 by default: its first export takes a minute or two), stores the demo pairs, then drives
-Debian's Chromium (`apt-get install chromium`) through searching and judging, a comparison with its
-metrics, duplicates, and a retraining followed to its end. Nothing it writes outlives the run but the PNGs.
+Debian's Chromium (`apt-get install chromium`) through searching and judging (beside a second judge's
+judgements), the review screen with the judges' agreement, a comparison with its metrics, duplicates,
+and a retraining (past its confirm step) followed to its end. Nothing it writes outlives the run but the
+PNGs.
 """
 
 from __future__ import annotations
@@ -65,6 +67,16 @@ def start_server(data_dir: Path, model: str, admin_key: str) -> tuple[subprocess
     raise SystemExit("the server never became ready")
 
 
+def second_judge(url: str) -> None:
+    """Another judge's verdicts on the query's first results (anonymous: auth is off), so the review
+    screen has two judges to compare; one of them differs from what the console's judge will say."""
+    ranked = httpx.post(f"{url}/v1/corpora/demo-claims/rank", json={"query": QUERY, "k": 3}, timeout=60)
+    ranked.raise_for_status()
+    for position, result in enumerate(ranked.json()["results"]):
+        body = {"query": QUERY, "document_id": result["id"], "label": 1 if position in (0, 1) else 0}
+        httpx.put(f"{url}/v1/corpora/demo-claims/pairs/judgement", json=body, timeout=60).raise_for_status()
+
+
 def shoot(page: Any, output: Path, name: str) -> None:
     """Save a full-page screenshot."""
     page.wait_for_timeout(400)  # charts finish drawing
@@ -92,6 +104,10 @@ def drive(url: str, admin_key: str, output: Path, browser: Any) -> None:
     page.screenshot(path=str(output / "console-search.png"))  # the viewport: the first results
     print("wrote", output / "console-search.png")
 
+    page.get_by_test_id("view-judgements").click()
+    page.get_by_test_id("agreement").wait_for()
+    shoot(page, output, "console-judgements.png")
+
     page.get_by_test_id("view-compare").click()
     page.get_by_test_id("compare-mode-left").select_option("dense")
     page.get_by_test_id("compare-mode-right").select_option("lexical")
@@ -111,6 +127,7 @@ def drive(url: str, admin_key: str, output: Path, browser: Any) -> None:
     page.get_by_test_id("epochs").fill("4")
     page.get_by_test_id("gate-protocol").select_option("never")  # a dev metric every epoch, for the curve
     page.get_by_test_id("retrain").click()
+    page.get_by_test_id("retrain-start").click()
     page.wait_for_function(
         "() => ['succeeded', 'failed', 'cancelled'].includes("
         "document.querySelector('[data-testid=job-status]').textContent.trim())",
@@ -140,6 +157,7 @@ def main() -> None:
         try:
             pairs = json.loads((ROOT / "app" / "demo" / "pairs.json").read_text())
             httpx.post(f"{url}/v1/corpora/demo-claims/pairs", json=pairs, timeout=60).raise_for_status()
+            second_judge(url)
             with sync_playwright() as playwright:
                 sandbox = ["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
                 browser = playwright.chromium.launch(executable_path=executable, args=sandbox)

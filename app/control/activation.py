@@ -21,6 +21,7 @@ from app.db.engine import transaction
 from app.db.repositories.corpora import CorpusRepository
 from app.db.repositories.jobs import MODEL_SLOT, JobRepository
 from app.db.repositories.model_versions import ModelRepository
+from app.db.repositories.query_sets import QuerySetRepository
 from app.serving.context import ServiceContext
 from pairank.models import BI_ENCODER
 
@@ -83,7 +84,16 @@ def run_activation(service: ServiceContext, context: JobContext) -> Outcome:
         for opened in state.store.opened()
         if opened.settings.match_calibration
     ]
-    return Outcome({"model_version": version}, recalibrate)
+    return Outcome({"model_version": version}, [*recalibrate, *rescore_query_sets(service.sessions)])
+
+
+def rescore_query_sets(sessions: sessionmaker[Session]) -> list[FollowUp]:
+    """A scoring of every saved query set, after the ranking of every corpus changed."""
+    with sessions() as session:
+        repository = QuerySetRepository(session)
+        found = [(query_set.id, repository.corpus_of(query_set).name) for query_set in repository.all()]
+    params = {"trigger": "activation"}
+    return [FollowUp(job_kinds.QUERY_SET, corpus, {**params, "query_set_id": i}) for i, corpus in found]
 
 
 def adopt_gate_calibration(sessions: sessionmaker[Session], version: str) -> str | None:

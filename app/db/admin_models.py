@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, Float, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.models import Base, UtcDateTime, utcnow
@@ -29,7 +29,9 @@ class TrainingPair(Base):
     # Either a stored document (resolved to its text when a job exports the pairs) or an inline text.
     document_id: Mapped[str | None] = mapped_column(String(256), nullable=True)
     document: Mapped[str | None] = mapped_column(Text, nullable=True)
-    label: Mapped[float] = mapped_column(Float, nullable=False)
+    # The aggregate of its judgements (app/core/grades.py); null while every judge was unsure: such
+    # pairs are never read as pairs (`PairRepository.list` leaves them out), so readers see a float.
+    label: Mapped[float] = mapped_column(Float, nullable=True)
     split: Mapped[str | None] = mapped_column(String(8), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)
     # Who stored or last changed the judgement (a key id; `admin-key` for PAIRANK_ADMIN_API_KEY,
@@ -38,6 +40,8 @@ class TrainingPair(Base):
     updated_at: Mapped[datetime | None] = mapped_column(UtcDateTime(), nullable=True)
     # Finds the pair of a (query, document): query texts are too long to index themselves (migration 0012).
     query_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # Its judges gave different grades (migration 0018): the review screen's filter.
+    disagreement: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False, server_default=false())
 
 
 class Job(Base):

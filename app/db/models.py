@@ -87,6 +87,10 @@ class Corpus(Base):
     index_spec: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # ISO 639-1 code its texts are analysed in, or "multi": each document in its own (`Document.language`).
     language: Mapped[str] = mapped_column(String(8), nullable=False, default="en", server_default="en")
+    # The scale its judges grade on: `binary` (0/1) or `graded` (0-3) (app/core/grades.py).
+    judgement_scale: Mapped[str] = mapped_column(
+        String(8), nullable=False, default="binary", server_default="binary"
+    )
     # Maintained by every insert and delete (under the row lock): O(1) counts at any corpus size.
     document_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime(), default=utcnow, nullable=False)

@@ -11,6 +11,7 @@ from pydantic.json_schema import SkipJsonSchema
 from app.schemas.common import CorpusName, DocumentId, JsonObject, NonBlankText, limited
 from app.schemas.evaluations import MetricName
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
+from app.schemas.workbench import JudgementRecord
 
 
 class PairIn(RequestModel):
@@ -49,7 +50,11 @@ class PairOut(BaseModel):
     query: str
     document_id: str | None
     document: str | None
-    label: float
+    label: float | None = Field(
+        description="The aggregate of its judges' grades (majority, a tie the lower; "
+        "docs/concepts/pairs.md); null while every judge was unsure."
+    )
+    disagreement: bool = Field(False, description="Its judges gave different grades.")
     split: str | None
     created_at: datetime
     judged_by: str | None = Field(
@@ -89,14 +94,24 @@ class JudgementIn(RequestModel):
 
     query: NonBlankText
     document_id: DocumentId
-    label: float = Field(ge=-1000, le=1000, description="1 relevant, 0 not relevant (or a graded score).")
+    label: float | None = Field(
+        None,
+        ge=-1000,
+        le=1000,
+        description="The grade on the corpus's scale: `binary` 1 relevant, 0 not; `graded` 0 to 3. "
+        "Required unless `unsure`.",
+    )
+    unsure: bool = Field(False, description="Unsure/skip: recorded, but no vote in the pair's aggregate.")
+    note: str | None = Field(None, max_length=2000, description="Why, for the other judges.")
 
 
 class JudgementOut(BaseModel):
-    """The pair of the (query, document), whether the judgement added it, and the corpus's counts."""
+    """The pair of the (query, document), whether the judgement added it, this judge's judgement of it,
+    and the corpus's counts."""
 
     pair: PairOut
     created: bool = Field(description="true: a new pair; false: the existing pair was updated.")
+    judgement: JudgementRecord
     counts: PairCounts
 
 
@@ -211,7 +226,7 @@ class JobOut(BaseModel):
 
     model_config = ConfigDict(from_attributes=True)
     id: str
-    kind: Literal["retrain", "activate", "evaluate", "import", "language", "calibrate-match"]
+    kind: Literal["retrain", "activate", "evaluate", "import", "language", "calibrate-match", "query-set"]
     status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
     corpus: str | None = Field(validation_alias=AliasChoices("corpus_name", "corpus"))
     params: dict[str, Any] = Field(description="The request (a worker's own parameters left out).")

@@ -19,6 +19,7 @@ from app.schemas.common import (
 )
 from app.schemas.ranking import RankingModeName, RankingUsed, RerankStage
 from app.schemas.requests import RequestModel
+from app.schemas.workbench import JudgementScale
 from indexes.fusion_defaults import DEFAULT_ALPHA
 
 CorpusKind = Literal["claim", "answer", "question"]
@@ -93,6 +94,9 @@ class CorpusCreate(RequestModel):
         description="The language its texts are analysed in (BM25's stop words and stemmer, and queries "
         "unless a request names another), or `multi`: each document in its own, given or detected.",
     )
+    judgement_scale: JudgementScale = Field(
+        "binary", description="What its judges grade on: `binary` (0/1) or `graded` (0 to 3, for nDCG)."
+    )
 
 
 class CorpusLanguageChange(RequestModel):
@@ -112,6 +116,7 @@ class CorpusOut(BaseModel):
     language: str = Field(
         "en", description="ISO 639-1 code its texts are analysed in, or `multi` (each document in its own)."
     )
+    judgement_scale: str = Field("binary", description="What its judges grade on: `binary` or `graded`.")
     created_at: datetime
     updated_at: datetime
     duplicate_threshold: float | None = Field(None, description="Calibrated duplicate threshold, if any.")

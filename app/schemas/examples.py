@@ -15,7 +15,9 @@ from app.schemas.compare import CompareMetricsRequest, CompareRequest
 from app.schemas.corpora import CorpusCreate, CorpusLanguageChange, CorpusRanking, DocumentsUpsert
 from app.schemas.evaluations import CalibrationRequest, EvaluationCreate, RankingCalibrationRequest
 from app.schemas.keys import ApiKeyCreate
+from app.schemas.matching import MatchPolicyIn, MatchRequest
 from app.schemas.ranking import CorpusRankRequest, DuplicatesRequest, SimilarityRequest, TextRankRequest
+from app.schemas.workbench import JudgementEdit, JudgementsImport, QuerySetCreate
 
 _CLAIM = "Is it true that the moon landing was filmed in a studio?"
 REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
@@ -57,7 +59,16 @@ REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
         ]
     },
     SplitRequest: {"dev_fraction": 0.2, "seed": 0},
-    JudgementIn: {"query": _CLAIM, "document_id": "c1", "label": 1},
+    JudgementIn: {"query": _CLAIM, "document_id": "c1", "label": 1, "note": "the same claim, reworded"},
+    MatchRequest: {"text": _CLAIM, "filter": {"lang": "en"}},
+    MatchPolicyIn: {"match_precision": 0.95, "min_words": 3},
+    QuerySetCreate: {"name": "hard claims", "queries": [_CLAIM, "does bleach cure covid?"]},
+    JudgementEdit: {"label": 0, "note": "on second reading: a different claim"},
+    JudgementsImport: {
+        "format": "jsonl",
+        "text": '{"query": "moon landing staged?", "document_id": "c1", "label": 1}\n'
+        '{"query": "moon landing staged?", "document_id": "c2", "label": 0, "note": "bleach, not moon"}\n',
+    },
     CompareRequest: {
         "query": _CLAIM,
         "k": 5,

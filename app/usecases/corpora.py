@@ -27,6 +27,7 @@ from app.serving.context import ServiceContext
 from app.serving.state import ServingState
 from app.stores.port import CorpusVectors
 from app.usecases.reranking import checked_ranking
+from app.usecases.workbench.query_sets import queue_corpus_runs
 from indexes.languages import MULTI, detect
 from indexes.snapshot import delete_corpus_snapshots
 from indexes.spec import IndexSpec
@@ -66,6 +67,7 @@ class CorpusService:
         index: dict[str, Any] | None = None,
         ranking: dict[str, Any] | None = None,
         language: str = "en",
+        judgement_scale: str = "binary",
     ) -> Corpus:
         """Create an empty corpus (with an optional index spec, its ranking until calibrated: the kind's
         default unless given, and its language); ConflictError when the name is taken."""
@@ -80,7 +82,10 @@ class CorpusService:
         ranking = checked_ranking(self.service, ranking, "ranking.rerank.model")
         with transaction(self.service.sessions) as session:
             default = ranking if ranking is not None else DEFAULT_RANKING_BY_KIND.get(kind)
-            return CorpusRepository(session).add(name, kind, description, spec, default, language)
+            created = CorpusRepository(session).add(name, kind, description, spec, default, language)
+            created.judgement_scale = judgement_scale
+            session.flush()
+            return created
 
     def set_ranking(self, name: str, ranking: dict[str, Any]) -> Corpus:
         """Replace a corpus's ranking (its first stage until calibrated, and its re-ranking stage: a
@@ -89,6 +94,7 @@ class CorpusService:
         with transaction(self.service.sessions) as session:
             corpus = require_corpus(session, name)
             corpus.default_ranking = checked
+        queue_corpus_runs(self.service, name, "ranking change")  # its saved query sets, scored again
         return self.get_corpus(name)
 
     def list_corpora(self) -> list[Corpus]:

@@ -7,15 +7,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.control.pair_export import ExportedPair, export_pairs
-from app.core.errors import NotFoundError
+from app.core.errors import InvalidInputError, NotFoundError
+from app.core.grades import check_grade
 from app.core.limits import check_count, check_text
 from app.db.admin_models import TrainingPair
 from app.db.corpus_lookup import require_corpus, require_documents
 from app.db.engine import transaction
-from app.db.models import utcnow
 from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.pairs import PairRepository
+from app.db.workbench_models import PairJudgement
 from app.serving.context import ServiceContext
+from app.usecases.workbench.judging import judge_pair
 from evaluation.forward_splits import recent_holdout
 
 
@@ -25,17 +27,31 @@ class Judgement:
 
     query: str
     document_id: str
-    label: float
-    judged_by: str | None
+    label: float | None
+    judged_by: str
+    unsure: bool = False
+    note: str | None = None
 
 
 @dataclass(frozen=True)
 class JudgedPair:
-    """The pair a judgement stored or changed, whether it is new, and the corpus's counts after it."""
+    """The pair a judgement stored or changed, whether it is new, this judge's row, and the corpus's
+    counts after it."""
 
     pair: TrainingPair
     created: bool
+    judgement: PairJudgement
     counts: dict[str, int]
+
+
+def checked_grade(scale: str, label: float | None, unsure: bool, field: str = "label") -> float | None:
+    """The grade a judgement records (None: unsure), or a 422 naming the field and the corpus scale."""
+    if unsure:
+        return None
+    if label is None:
+        raise InvalidInputError(f"{field}: required unless unsure is true", field)
+    check_grade(scale, label, field)
+    return label
 
 
 @dataclass(frozen=True)
@@ -115,25 +131,22 @@ class PairService:
             return repository.list(split, offset, limit, query), repository.counts()
 
     def judge(self, name: str, judgement: Judgement) -> JudgedPair:
-        """Store a judgement of a stored document for a query: the pair of that (query, document) is
-        updated when there is one (its label, who, when), else added. Judgements of a corpus take turns
-        (`take_writer_turn`), so two judges at once never make two pairs."""
+        """Store one judge's judgement of a stored document for a query: the pair of that (query,
+        document) is found or added, this judge's row of it changed or added, and the pair's label set to
+        the aggregate of its judges. Judgements of a corpus take turns (`take_writer_turn`), so two
+        judges at once never make two pairs."""
         check_text(self.settings, "query", judgement.query)
         with transaction(self.service.sessions) as session:
             corpus = require_corpus(session, name)
+            grade = checked_grade(corpus.judgement_scale, judgement.label, judgement.unsure)
             repository = PairRepository(session, corpus.id)
             repository.take_writer_turn()
             require_documents(session, corpus.id, name, [judgement.document_id], "document_id")
-            pair = repository.find(judgement.query, judgement.document_id)
-            created = pair is None
-            if pair is None:
-                row = {"query": judgement.query, "document_id": judgement.document_id, "document": None,
-                       "label": judgement.label, "split": None, "judged_by": judgement.judged_by}  # fmt: skip
-                pair = repository.add_many([row])[0]
-            else:
-                pair.label, pair.judged_by, pair.updated_at = judgement.label, judgement.judged_by, utcnow()
-                session.flush()
-            return JudgedPair(pair, created, repository.counts())
+            pair, mine, created = judge_pair(
+                session, corpus.id, (judgement.query, judgement.document_id), judgement.judged_by, grade,
+                judgement.note,
+            )  # fmt: skip
+            return JudgedPair(pair, created, mine, repository.counts())
 
     def delete_pair(self, name: str, pair_id: int) -> None:
         """Delete one pair."""

@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 from pairank.client.handles import job_operation
-from pairank.client.ops import admin, corpora, evaluations, imports, matching, pairs, ranking
+from pairank.client.ops import (
+    admin,
+    corpora,
+    evaluations,
+    imports,
+    judgements,
+    matching,
+    pairs,
+    query_sets,
+    ranking,
+)
 from pairank.client.ops import request as any_route
 from pairank.client.surface import operation, paged
 
@@ -52,6 +62,20 @@ class Api:
     judge = operation(pairs.judge)
     split_pairs = operation(pairs.split_pairs)
     delete_pair = operation(pairs.delete_pair)
+    list_judgements = operation(judgements.list_judgements)
+    iter_judgements = paged(judgements.iter_judgements)
+    edit_judgement = operation(judgements.edit_judgement)
+    delete_judgement = operation(judgements.delete_judgement)
+    agreement = operation(judgements.agreement)
+    export_judgements = operation(judgements.export_judgements)
+    import_judgements = operation(judgements.import_judgements)
+
+    # Query sets: scored on demand and after every activation or ranking change.
+    create_query_set = operation(query_sets.create_query_set)
+    list_query_sets = operation(query_sets.list_query_sets)
+    query_set_history = operation(query_sets.query_set_history)
+    run_query_set = operation(query_sets.run_query_set)
+    delete_query_set = operation(query_sets.delete_query_set)
 
     # Evaluations.
     create_evaluation = operation(evaluations.create_evaluation)

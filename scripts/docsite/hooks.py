@@ -6,8 +6,8 @@
   become pages of the site as they are in the repository; a report not yet in the nav is added at the
   end of its Benchmarks section.
 - A link to one of those files as the repository has it (`../../benchmarks/hybrid.md` from
-  docs/concepts/), or from a copied report into docs/ (`../docs/concepts/ranking.md`), is pointed at
-  its page on the site, so pages read right on the site and in the repository alike.
+  docs/concepts/), or from one of them to a page (`../docs/concepts/ranking.md`), is pointed at its page
+  on the site, so pages read right on the site and in the repository alike.
 - After the build, a page that loads a script, style sheet, font or image from another host fails it:
   the site must work without a network.
 """
@@ -39,7 +39,6 @@ COPIED = {
 }
 # Images the copied benchmark reports show (plots next to their reports).
 ASSETS = {f"benchmarks/{path.name}": path for path in sorted((ROOT / "benchmarks").glob("*.png"))}
-DOCS = ROOT / "docs"
 SITE_PATH = {source.resolve(): uri for uri, source in COPIED.items()}
 LINK = re.compile(r"\]\((?P<target>[^)\s#:]+\.md)(?P<anchor>#[^)\s]*)?\)")
 ASSET_TAG = re.compile(r"<(?:script|link|img|iframe|source|video|audio)\b[^>]*>", re.IGNORECASE)
@@ -106,9 +105,8 @@ def _site_links(markdown: str, page: Any) -> str:
     def replace(match: re.Match[str]) -> str:
         target = (folder / match["target"]).resolve()
         uri = SITE_PATH.get(target)
-        if uri is None and target.is_relative_to(DOCS):
-            # A copied report linking into docs/ as the repository has it.
-            uri = target.relative_to(DOCS).as_posix()
+        if uri is None and target.is_relative_to(ROOT / "docs"):  # a copied report's link to a page
+            uri = target.relative_to(ROOT / "docs").as_posix()
         if uri is None:
             return match.group(0)
         return f"]({posixpath.relpath(uri, site_folder)}{match['anchor'] or ''})"

@@ -45,7 +45,16 @@ def test_vendored_libraries_ship_with_their_licences(client: TestClient) -> None
         served = client.get(f"/console/static/vendor/{library}/{bundle}")
         assert served.status_code == 200 and served.content == (vendor / library / bundle).read_bytes()
     listed = (vendor / "README.md").read_text()
-    assert "3.17.5" in listed and "4.6.1" in listed
+    assert "3.17.5" in listed and "4.6.1" in listed and "5.35.0" in listed and "2.5.4" in listed
+    assert (vendor / "swagger-ui" / "LICENSE").read_text().lstrip().startswith("Apache License")
+    assert "MIT License" in (vendor / "redoc" / "LICENSE").read_text()
+    for page, bundle in (
+        ("/docs", "swagger-ui/swagger-ui-bundle.js"),
+        ("/redoc", "redoc/redoc.standalone.js"),
+    ):
+        html = client.get(page).text
+        assert f"/console/static/vendor/{bundle}" in html and "cdn." not in html and "googleapis" not in html
+        assert client.get(f"/console/static/vendor/{bundle}").status_code == 200
     for module in (HERE / "static" / "js").glob("*.js"):  # every module the page imports is served
         assert client.get(f"/console/static/js/{module.name}").status_code == 200
     assert client.get("/console/static/../__init__.py").status_code == 404

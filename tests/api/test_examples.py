@@ -12,7 +12,12 @@ from tests.api.conftest import ClientFactory, add_claims
 
 ADMIN = {"X-API-Key": "k"}
 # Sent for real below, in an order where each finds what it needs; a retraining job is only validated.
-NOT_SENT = {("POST", "/admin/retrain")}
+# A match needs a calibration, a calibration 20 judged queries: validated only (tests/api/test_matching.py).
+NOT_SENT = {
+    ("POST", "/admin/retrain"),
+    ("POST", "/v1/corpora/{name}/match"),
+    ("POST", "/v1/corpora/{name}/match/calibrate"),
+}
 
 
 def test_every_request_body_has_an_example_and_it_is_accepted(make_client: ClientFactory) -> None:
@@ -20,6 +25,9 @@ def test_every_request_body_has_an_example_and_it_is_accepted(make_client: Clien
     add_claims(client)
     # calibrate-ranking comes before /pairs in the schema and needs stored pairs to choose on.
     assert client.post("/v1/corpora/claims/pairs", json=REQUEST_EXAMPLES[PairsCreate]).status_code == 201
+    # PATCH .../judgements/{id} edits the sender's own judgement.
+    judged = {"query": "flat earth", "document_id": "c4", "label": 1}
+    mine = client.put("/v1/corpora/claims/pairs/judgement", json=judged, headers=ADMIN).json()["judgement"]
     schema = client.get("/openapi.json").json()
     components = schema["components"]["schemas"]
     sent = 0
@@ -37,7 +45,7 @@ def test_every_request_body_has_an_example_and_it_is_accepted(make_client: Clien
                 example = examples[0]
             if (method.upper(), path) in NOT_SENT:
                 continue
-            url = path.replace("{name}", "claims")
+            url = path.replace("{name}", "claims").replace("{judgement_id}", str(mine["id"]))
             if path == "/v1/corpora":
                 example = {**example, "name": "claims-2"}  # `claims` exists already
             send = {"content": example} if isinstance(example, str) else {"json": example}

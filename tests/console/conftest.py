@@ -77,10 +77,11 @@ class Console:
         assert response.status_code == 201, response.text
         return str(response.json()["key"])
 
-    def corpus(self, pairs: list[dict[str, Any]] | None = None) -> str:
-        """A new corpus with the five test claims (and these pairs); its name."""
+    def corpus(self, pairs: list[dict[str, Any]] | None = None, scale: str = "binary") -> str:
+        """A new corpus with the five test claims (and these pairs), judged on `scale`; its name."""
         name = f"claims-{uuid.uuid4().hex[:8]}"
-        created = self.http.post("/v1/corpora", json={"name": name, "kind": "claim"}, headers=self.headers())
+        body = {"name": name, "kind": "claim", "judgement_scale": scale}
+        created = self.http.post("/v1/corpora", json=body, headers=self.headers())
         assert created.status_code == 201, created.text
         documents = [{"id": i, "text": t, "metadata": {"lang": "en"}} for i, t in CLAIMS]
         upserted = self.http.post(

@@ -14,14 +14,31 @@ FINAL = re.compile(r"^(succeeded|failed|cancelled)$")
 
 
 def test_retrain_follow_the_job_activate_and_roll_back(console: Console, watched: Watched) -> None:
+    """Retrain asks first (the settings in words), the gate's verdict is plain words with a next step; a
+    candidate that failed its gate (a minimum gain no model reaches) is activated only after a warning
+    that it re-ranks every corpus; the rollback then targets the model that served before, and never
+    the failed candidate."""
     corpus = console.corpus([{"query": q, "document_id": d, "label": 1} for q, d in PARAPHRASES])
+    saved = {"name": "paraphrases", "queries": [q for q, _ in PARAPHRASES]}  # scored again on activation
+    assert (
+        console.http.post(
+            f"/v1/corpora/{corpus}/query-sets", json=saved, headers=console.headers()
+        ).status_code
+        == 201
+    )
     sign_in(watched, console.admin_key)
     choose(watched, corpus)
     page = watched.page
     serving = console.http.get("/ready").json()["model"]
     page.get_by_test_id("view-models").click()
     page.get_by_test_id("epochs").fill("2")
+    page.get_by_test_id("min-improvement").fill("1")
     page.get_by_test_id("retrain").click()
+    confirm = page.get_by_test_id("retrain-confirm")
+    expect(confirm).to_contain_text("2 epochs")
+    expect(confirm).to_contain_text("Nothing is activated")  # the console's default: look at the gate first
+    assert page.get_by_test_id("job-status").inner_text() == "none"  # nothing started yet
+    page.get_by_test_id("retrain-start").click()
     status = page.get_by_test_id("job-status")
     expect(status).to_have_text(re.compile("queued|running"))  # live, without a reload
     expect(status).to_have_text(FINAL, timeout=180_000)
@@ -36,14 +53,35 @@ def test_retrain_follow_the_job_activate_and_roll_back(console: Console, watched
     row = page.locator(f"[data-testid=model][data-version='{trained}']")
     expect(row).to_be_visible()
 
-    if job["gate"]["activation"] != "queued":  # else the gate passed and the console follows its activation
-        row.get_by_test_id("activate").click()
+    assert job["gate"]["improved"] is False and job["gate"]["activation"] == "not requested"
+    verdict = page.get_by_test_id("gate-verdict")
+    expect(verdict).to_contain_text("Not passed")
+    expect(verdict).to_contain_text("Next:")
+
+    row.get_by_test_id("activate").click()
+    warning = page.get_by_test_id("activate-warning")
+    expect(warning).to_contain_text("failed its gate")
+    expect(warning).to_contain_text("every corpus")
+    page.get_by_test_id("activate-cancel").click()
+    expect(warning).to_be_hidden()
+    assert console.http.get("/ready").json()["model"] == serving  # cancelled: nothing changed
+    row.get_by_test_id("activate").click()
+    page.get_by_test_id("activate-confirm").click()
     expect(row.get_by_test_id("activate")).to_be_hidden(timeout=120_000)
     expect(status).to_have_text("succeeded")
     assert console.http.get("/ready").json()["model"] == trained
+    page.get_by_test_id("view-querysets").click()  # the activation scored the saved set with the new model
+    page.get_by_test_id("query-set").first.click()
+    activation_run = page.locator("[data-testid=queryset-run][data-trigger='activation']")
+    expect(activation_run).to_contain_text("succeeded", timeout=60_000)
+    expect(activation_run).to_contain_text(trained)
+    expect(page.get_by_test_id("queryset-chart")).to_be_visible()
+    page.get_by_test_id("view-models").click()
 
+    expect(page.get_by_test_id("rollback")).to_have_text(f"Roll back to {serving}")
     page.get_by_test_id("rollback").click()
     expect(status).to_have_text(FINAL, timeout=120_000)
     serving_row = page.locator(f"[data-testid=model][data-version='{serving}']")
     expect(serving_row.get_by_test_id("activate")).to_be_hidden(timeout=30_000)
     assert console.http.get("/ready").json()["model"] == serving
+    expect(page.get_by_test_id("rollback")).to_be_hidden()  # not "Roll back to" the failed candidate

@@ -63,3 +63,37 @@ def test_0012_gives_existing_pairs_their_query_hash(database_url: str) -> None:
         assert "query_sha256" not in {c["name"] for c in inspect(engine).get_columns("training_pairs")}
     finally:
         engine.dispose()
+
+
+def test_0018_keeps_every_judgement_as_one_judges_row(database_url: str) -> None:
+    config = alembic_config(database_url)
+    command.upgrade(config, "0017")
+    engine = create_engine(database_url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text("INSERT INTO corpora (id, name, kind, change_seq, document_count, created_at, "
+                     "updated_at) VALUES (1, 'claims', 'claim', 0, 0, :now, :now)"),
+                {"now": datetime.now(UTC)},
+            )  # fmt: skip
+            for judge, label in (("k1", 1.0), (None, 0.0), ("k2", 2.0)):
+                connection.execute(
+                    text("INSERT INTO training_pairs (corpus_id, query, document_id, label, judged_by, "
+                         "created_at) VALUES (1, 'q', 'c1', :label, :judge, :now)"),
+                    {"label": label, "judge": judge, "now": datetime.now(UTC)},
+                )  # fmt: skip
+        upgrade_to_head(database_url)
+        with engine.connect() as connection:
+            rows = connection.execute(
+                text("SELECT p.id, j.judged_by, j.grade, p.label, p.disagreement FROM judgements j "
+                     "JOIN training_pairs p ON p.id = j.pair_id ORDER BY p.id")
+            ).all()  # fmt: skip
+            scale = connection.execute(text("SELECT judgement_scale FROM corpora")).scalar_one()
+        assert [(j, g, label, bool(d)) for _, j, g, label, d in rows] == [
+            ("k1", 1.0, 1.0, False), ("unknown", 0.0, 0.0, False), ("k2", 2.0, 2.0, False)
+        ]  # fmt: skip
+        assert scale == "binary"
+        command.downgrade(config, "0017")
+        assert "judgements" not in set(inspect(engine).get_table_names())
+    finally:
+        engine.dispose()

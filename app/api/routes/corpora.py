@@ -43,7 +43,9 @@ def create_corpus(body: CorpusCreate, service: CorpusServiceDep, caller: WriteAc
     _may_set(body.ranking, caller, "ranking.rerank.model")
     index = body.index.model_dump() if body.index is not None else None
     ranking = body.ranking.model_dump() if body.ranking is not None else None
-    created = service.create_corpus(body.name, body.kind, body.description, index, ranking, body.language)
+    created = service.create_corpus(
+        body.name, body.kind, body.description, index, ranking, body.language, body.judgement_scale
+    )
     return CorpusOut.model_validate(created)
 
 

@@ -20,7 +20,9 @@ from app.schemas.admin import (
     SplitRequest,
 )
 from app.schemas.errors import COMMON_ERRORS, error_responses
+from app.schemas.workbench import JudgementRecord
 from app.usecases.pairs import Judgement, PairInput
+from app.usecases.workbench.judgements import view
 
 router = APIRouter(
     prefix="/v1/corpora/{name}/pairs", tags=["training pairs"], responses=error_responses(*COMMON_ERRORS, 404)
@@ -40,10 +42,17 @@ def add_pairs(
 def judge(
     name: CorpusNameParam, body: JudgementIn, service: PairServiceDep, principal: WriteAccess
 ) -> JudgementOut:
-    """Judge a stored document for a query: updates the pair of that (query, document), else adds one."""
-    judged = service.judge(name, Judgement(body.query, body.document_id, body.label, judge_name(principal)))
+    """Judge a stored document for a query as the sending key: that key's judgement of the pair of that
+    (query, document) is changed or added (the pair too), and the pair's label is every judge's aggregate."""
+    judgement = Judgement(
+        body.query, body.document_id, body.label, judge_name(principal), body.unsure, body.note or None
+    )
+    judged = service.judge(name, judgement)
     return JudgementOut(
-        pair=PairOut.model_validate(judged.pair), created=judged.created, counts=PairCounts(**judged.counts)
+        pair=PairOut.model_validate(judged.pair),
+        created=judged.created,
+        judgement=JudgementRecord(**vars(view(judged.judgement, judged.pair))),
+        counts=PairCounts(**judged.counts),
     )
 
 

@@ -10,7 +10,8 @@ from sqlalchemy.orm import Session
 
 from app.core.text_hash import text_sha256
 from app.db.admin_models import TrainingPair
-from app.db.models import Corpus
+from app.db.models import Corpus, utcnow
+from app.db.workbench_models import PairJudgement
 
 
 class PairRepository:
@@ -21,19 +22,34 @@ class PairRepository:
         self.corpus_id = corpus_id
 
     def add_many(self, rows: Sequence[dict[str, Any]]) -> list[TrainingPair]:
-        """Insert pairs ({query, document_id | document, label, split, judged_by}); returns them with ids."""
+        """Insert pairs ({query, document_id | document, label, split, judged_by}), each with its one
+        judgement (by `judged_by`, `unknown` if none); returns them with ids."""
         pairs = [
             TrainingPair(corpus_id=self.corpus_id, query_sha256=text_sha256(r["query"]), **r) for r in rows
         ]
         self.session.add_all(pairs)
+        self.session.flush()
+        self.session.add_all(
+            PairJudgement(
+                corpus_id=self.corpus_id,
+                pair_id=pair.id,
+                judged_by=pair.judged_by or "unknown",
+                grade=pair.label,
+                created_at=pair.created_at or utcnow(),
+            )
+            for pair in pairs
+        )
         self.session.flush()
         return pairs
 
     def list(
         self, split: str | None = None, offset: int = 0, limit: int | None = None, query: str | None = None
     ) -> list[TrainingPair]:
-        """Pairs in insertion order, optionally of one split, or of one query text."""
-        statement = select(TrainingPair).where(TrainingPair.corpus_id == self.corpus_id)
+        """Labeled pairs (not those every judge was unsure of) in insertion order, optionally of one split,
+        or of one query text."""
+        statement = select(TrainingPair).where(
+            TrainingPair.corpus_id == self.corpus_id, TrainingPair.label.is_not(None)
+        )
         if split is not None:
             statement = statement.where(TrainingPair.split == split)
         if query is not None:
@@ -70,7 +86,7 @@ class PairRepository:
     def counts(self) -> dict[str, int]:
         """Pair counts: total, positives (label > 0), per split, and distinct judged queries."""
         positives = func.sum(case((TrainingPair.label > 0, 1), else_=0))
-        mine = TrainingPair.corpus_id == self.corpus_id
+        mine = (TrainingPair.corpus_id == self.corpus_id) & TrainingPair.label.is_not(None)
         rows = self.session.execute(
             select(TrainingPair.split, positives, func.count()).where(mine).group_by(TrainingPair.split)
         ).all()

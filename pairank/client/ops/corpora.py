@@ -46,11 +46,18 @@ def create_corpus(
     index: Mapping[str, Any] | None = None,
     ranking: CorpusRanking | Mapping[str, Any] | None = None,
     language: str | None = None,
+    judgement_scale: str | None = None,
 ) -> Steps[CorpusOut]:
-    """Create an empty corpus of a kind (`claim`, `answer`, `question`); `index`, `ranking` and `language`
-    (ISO 639-1, or `multi`) as the API takes them (omitted: automatic index, the kind's default ranking,
-    English)."""
-    fields = given(description=description, index=index, ranking=ranking, language=language)
+    """Create an empty corpus of a kind (`claim`, `answer`, `question`); `index`, `ranking`, `language`
+    (ISO 639-1, or `multi`) and `judgement_scale` (`binary`, `graded`) as the API takes them (omitted:
+    automatic index, the kind's default ranking, English, binary)."""
+    fields = given(
+        description=description,
+        index=index,
+        ranking=ranking,
+        language=language,
+        judgement_scale=judgement_scale,
+    )
     request = CorpusCreate.model_validate({"name": name, "kind": kind, **fields})
     return (yield call("POST", "/v1/corpora", reads(CorpusOut), idempotent=False, json=request))
 

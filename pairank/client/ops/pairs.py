@@ -36,9 +36,19 @@ def list_pairs(
     return (yield call("GET", path, reads(PairList), idempotent=True, params=params))
 
 
-def judge(corpus: str, query: str, document_id: str, label: float) -> Steps[JudgementOut]:
-    """Judge a stored document for a query (1 relevant, 0 not): the pair is updated in place, else added."""
-    request = JudgementIn.model_validate({"query": query, "document_id": document_id, "label": label})
+def judge(
+    corpus: str,
+    query: str,
+    document_id: str,
+    label: float | None = None,
+    *,
+    unsure: bool = False,
+    note: str | None = None,
+) -> Steps[JudgementOut]:
+    """Judge a stored document for a query as this key (a grade on the corpus's scale, or `unsure`): your
+    judgement of the pair is changed in place, else added; the pair's label is every judge's aggregate."""
+    fields = {"query": query, "document_id": document_id, "label": label, "unsure": unsure, "note": note}
+    request = JudgementIn.model_validate({k: v for k, v in fields.items() if v is not None})
     path = f"/v1/corpora/{segment(corpus)}/pairs/judgement"
     return (yield call("PUT", path, reads(JudgementOut), idempotent=True, json=request))
 

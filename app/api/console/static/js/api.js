@@ -58,21 +58,33 @@ export class ApiError extends Error {
 
 /** One API call; resolves to the JSON body (null for 204), rejects with an ApiError. */
 export async function call(method, path, body, key = session.key()) {
-  const headers = { Accept: "application/json" };
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  return send(method, path, payload, body === undefined ? null : "application/json", key, true);
+}
+
+/** Upload a file's content as it is (a bulk import's JSON lines); resolves to the JSON answer. */
+export async function upload(path, content, contentType) {
+  return send("POST", path, content, contentType, session.key(), true);
+}
+
+/** A GET answered with text (an export); rejects with an ApiError. */
+export async function fetchText(path) {
+  return send("GET", path, undefined, null, session.key(), false);
+}
+
+async function send(method, path, payload, contentType, key, json) {
+  const headers = { Accept: json ? "application/json" : "*/*" };
   if (key) headers.Authorization = `Bearer ${key}`;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (contentType) headers["Content-Type"] = contentType;
   let response;
   try {
-    response = await fetch(path, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    response = await fetch(path, { method, headers, body: payload });
   } catch (error) {
     throw new ApiError(0, { detail: String(error.message || error) });
   }
   if (response.status === 204) return null;
   const text = await response.text();
+  if (!json && response.ok) return text;
   let data = null;
   try {
     data = text ? JSON.parse(text) : null;

@@ -3,6 +3,9 @@
 import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
 import { call, corpusPath, session } from "./api.js";
 import { rerankChoices } from "./ranking.js";
+import { readUrlState, saveUrlState } from "./urlstate.js";
+
+const VIEWS = new Set(["search", "judgements", "compare", "duplicates", "querysets", "models", "evaluations", "data"]);
 
 export function appStore() {
   return {
@@ -66,6 +69,21 @@ export function appStore() {
       await this.loadCorpora();
       Alpine.store("models").reset();
       if (this.isAdmin) await Alpine.store("models").load();
+      await this.openLinked();
+    },
+
+    /** Reopen the view a link or a reload names (?corpus=…&q=…&view=…), as far as this key may. */
+    async openLinked() {
+      const linked = readUrlState();
+      if (linked.corpus && linked.corpus !== this.corpus && this.corpora.some((c) => c.name === linked.corpus)) {
+        await this.chooseCorpus(linked.corpus);
+      }
+      if (linked.q) {
+        const search = Alpine.store("search");
+        search.query = linked.q;
+        await search.search();
+      }
+      if (VIEWS.has(linked.view) && linked.view !== "search") this.show(linked.view);
     },
 
     signOut() {
@@ -78,6 +96,7 @@ export function appStore() {
       Alpine.store("search").reset();
       Alpine.store("compare").reset();
       Alpine.store("models").reset();
+      history.replaceState(null, "", location.pathname);
     },
 
     async loadCorpora() {
@@ -86,6 +105,7 @@ export function appStore() {
       this.corpora = listed.corpora || listed;
       if (!this.corpora.some((c) => c.name === this.corpus)) {
         this.corpus = this.corpora.length ? this.corpora[0].name : "";
+        this.syncAlpha();
       }
       await this.loadCounts();
     },
@@ -103,15 +123,31 @@ export function appStore() {
       Alpine.store("search").reset();
       Alpine.store("compare").reset();
       Alpine.store("match").reset();
+      this.syncAlpha();
+      saveUrlState();
       await this.loadCounts();
       if (this.view === "match") await Alpine.store("match").load();
+      if (this.view === "judgements") Alpine.store("judgements").load();
+      if (this.view === "querysets") Alpine.store("querysets").load();
+    },
+
+    /** Hybrid's alpha in the toolbar and both Compare sides starts at the corpus's own (else 0.5). */
+    syncAlpha() {
+      const ranking = this.current && this.current.ranking;
+      const alpha = ranking && typeof ranking.alpha === "number" ? ranking.alpha : 0.5;
+      Alpine.store("search").alpha = alpha;
+      Alpine.store("compare").left.alpha = alpha;
+      Alpine.store("compare").right.alpha = alpha;
     },
 
     show(view) {
       this.view = view;
+      saveUrlState();
       if (view === "models" && this.isAdmin) Alpine.store("models").load();
       if (view === "evaluations") Alpine.store("evaluations").load();
       if (view === "match") Alpine.store("match").load();
+      if (view === "judgements") Alpine.store("judgements").load();
+      if (view === "querysets") Alpine.store("querysets").load();
     },
   };
 }

@@ -15,6 +15,11 @@ export function textsOf(content, name) {
   }).filter((t) => typeof t === "string" && t.trim());
 }
 
+/** The cosine a match shows: its dense score when the corpus ranks hybrid, else its score. */
+export function cosineOf(match) {
+  return match.dense_score !== undefined ? match.dense_score : match.score;
+}
+
 export function duplicatesStore() {
   return {
     text: "",
@@ -58,7 +63,11 @@ export function duplicatesStore() {
           const nearest = await call("POST", path, { texts: chunk, k, threshold: -1 });
           nearest.results.forEach((result, i) => {
             const passed = new Set(passing.results[i].duplicates.map((d) => d.id));
-            const matches = result.duplicates.map((d) => ({ ...d, passes: passed.has(d.id) }));
+            // Ordered by what each shows first: its calibrated probability where the corpus has one
+            // (the policy decides by it), else its cosine (the list comes in the ranking's order).
+            const shown = (d) => (typeof d.probability === "number" ? d.probability : cosineOf(d));
+            const matches = result.duplicates.map((d) => ({ ...d, passes: passed.has(d.id) }))
+              .sort((a, b) => shown(b) - shown(a));
             results.push({ text: result.text, matches, count: passed.size });
           });
         }
@@ -97,8 +106,7 @@ export function duplicatesStore() {
     },
 
     cosine(match) {
-      const value = match.dense_score !== undefined ? match.dense_score : match.score;
-      return value.toFixed(3);
+      return cosineOf(match).toFixed(3);
     },
   };
 }

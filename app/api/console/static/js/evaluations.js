@@ -4,17 +4,75 @@ import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
 import { call, seg } from "./api.js";
 import { COLORS, bars, draw } from "./charts.js";
 
+/** TREC qrels (`qid 0 docid grade` a line) as the API's qrels rows; an Error naming a broken line. */
+export function parseQrels(text) {
+  return text.split(/\r?\n/).map((line, n) => [line.trim(), n + 1]).filter(([line]) => line).map(([line, n]) => {
+    const fields = line.split(/\s+/);
+    const grade = Number(fields[3]);
+    if (fields.length !== 4 || !Number.isInteger(grade)) throw new Error(`qrels: line ${n}: expected "qid 0 docid grade"`);
+    return { query_id: fields[0], document_id: fields[2], relevance: grade };
+  });
+}
+
+/** Queries as JSON lines ({"id", "text"} a line, what the judgements export writes). */
+export function parseQueries(text) {
+  return text.split(/\r?\n/).map((line, n) => [line.trim(), n + 1]).filter(([line]) => line).map(([line, n]) => {
+    let value;
+    try {
+      value = JSON.parse(line);
+    } catch {
+      throw new Error(`queries: line ${n} is not JSON`);
+    }
+    if (!value || typeof value.id !== "string" || typeof value.text !== "string") throw new Error(`queries: line ${n} needs "id" and "text"`);
+    return { id: value.id, text: value.text };
+  });
+}
+
 export function evaluationsStore() {
   return {
     list: [],
     current: null,
     metric: "",
     timer: null,
+    files: { qrels: null, queries: null },
+    name: "",
+
+    /** Start an evaluation of the chosen corpus from uploaded qrels and queries (the judgements export's). */
+    async start() {
+      const app = Alpine.store("app");
+      const { qrels, queries } = this.files;
+      if (!qrels || !queries) {
+        app.error = "qrels: choose a TREC qrels file and a queries file (JSON lines)";
+        return;
+      }
+      const body = await app.run(async () => ({
+        name: this.name.trim() || `${app.corpus}: ${qrels.name}`,
+        corpus: app.corpus,
+        qrels: parseQrels(await qrels.text()),
+        queries: parseQueries(await queries.text()),
+      }));
+      if (!body) return;
+      const judged = new Set(body.qrels.map((row) => row.query_id));
+      body.queries = body.queries.filter((q) => judged.has(q.id));
+      const created = await app.run(() => call("POST", "/v1/evaluations", body));
+      if (!created) return;
+      await this.load();
+      await this.open(created.id);
+    },
+
+    /** Score a saved query set now (Query sets keeps its history). */
+    async runSet(name) {
+      const app = Alpine.store("app");
+      app.show("querysets");
+      await Alpine.store("querysets").open(name);
+      await Alpine.store("querysets").runNow();
+    },
 
     async load() {
       const app = Alpine.store("app");
       const listed = await app.run(() => call("GET", "/v1/evaluations"));
       if (listed) this.list = listed.evaluations;
+      if (app.corpus) await Alpine.store("querysets").load();
     },
 
     /** Show a report; one still queued or running is read again every second until it ends. */

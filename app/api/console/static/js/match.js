@@ -48,7 +48,7 @@ export function matchStore() {
 
     /** Ask the corpus's decision for a searched text. Only a corpus calibrated for the served model has
      * one, and then its ranked results carry probabilities: without them, say so (no failing request). */
-    async decide(text, ranked) {
+    async decide(text, ranked, filter = null) {
       const app = Alpine.store("app");
       this.decision = null;
       this.uncalibrated = "";
@@ -56,7 +56,7 @@ export function matchStore() {
         this.uncalibrated = "not calibrated";
         return;
       }
-      const body = { text, include_metadata: false };
+      const body = { text, include_metadata: false, ...(filter ? { filter } : {}) };
       this.decision = (await app.run(() => call("POST", corpusPath(app.corpus, "/match"), body))) || null;
     },
 

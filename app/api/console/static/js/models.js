@@ -4,13 +4,17 @@
 import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
 import { call, seg } from "./api.js";
 import { curve, draw } from "./charts.js";
+import { gateVerdict, progressText } from "./verdict.js";
 
 const FINAL = new Set(["succeeded", "failed", "cancelled"]);
 const POLL_MS = 1000;
 
 export function modelsStore() {
   return {
-    form: { epochs: "", auto_activate: true, require_significant: true, cross_validation: "auto" },
+    // The console's defaults: nothing activates without a look at the gate (the API's default stays).
+    form: { epochs: "", auto_activate: false, require_significant: true, cross_validation: "auto", min_improvement: "" },
+    confirming: false,
+    pendingActivation: null,
     job: null,
     jobs: [],
     list: [],
@@ -48,29 +52,68 @@ export function modelsStore() {
       }
     },
 
-    async retrain() {
+    /** Retrain (the toolbar's button): show the confirm step with the settings first. */
+    askRetrain() {
+      const app = Alpine.store("app");
+      app.show("models");
+      this.confirming = true;
+    },
+
+    /** The retraining request the confirm step shows and sends. */
+    retrainBody() {
       const app = Alpine.store("app");
       const body = { corpus: app.corpus, auto_activate: this.form.auto_activate,
                      require_significant: this.form.require_significant,
                      cross_validation: this.form.cross_validation };
       if (String(this.form.epochs).trim()) body.epochs = Number(this.form.epochs);
-      const created = await app.run(() => call("POST", "/admin/retrain", body));
+      if (String(this.form.min_improvement).trim()) body.min_improvement = Number(this.form.min_improvement);
+      return body;
+    },
+
+    async retrain() {
+      const app = Alpine.store("app");
+      this.confirming = false;
+      const created = await app.run(() => call("POST", "/admin/retrain", this.retrainBody()));
       if (!created) return;
       app.view = "models";
       this.follow({ id: created.job_id, kind: "retrain", status: created.status, progress: null });
     },
 
-    async activate(version) {
+    /** Whether a version's gate said no (activating it anyway asks first). */
+    failedGate(model) {
+      const gate = model && model.dev_metrics && model.dev_metrics.gate;
+      return Boolean(gate) && gate.improved === false;
+    },
+
+    /** Activate a version; one that failed its gate is held for a confirmation first. */
+    async activate(version, confirmed = false) {
+      const model = this.list.find((m) => m.version === version);
+      if (!confirmed && this.failedGate(model)) {
+        this.pendingActivation = model;
+        return;
+      }
+      this.pendingActivation = null;
       const app = Alpine.store("app");
       const job = await app.run(() => call("POST", `/admin/models/${seg(version)}/activate`));
       if (job) this.follow(job);
     },
 
-    /** The version that was active before the active one (the rollback target). */
+    /** The rollback target: the version that served most recently before the active one, leaving out
+     *  versions that failed their gate (rolling "back" to a rejected candidate is not a rollback). */
     get previous() {
-      const others = this.list.filter((m) => !m.is_active && m.activated_at);
+      const others = this.list.filter((m) => !m.is_active && m.activated_at && m.kind !== "cross-encoder" && !this.failedGate(m));
       others.sort((a, b) => (a.activated_at < b.activated_at ? 1 : -1));
       return others.length ? others[0] : null;
+    },
+
+    /** The gate's verdict in plain words, with the next step. */
+    verdict() {
+      return gateVerdict(this.job && this.job.gate);
+    },
+
+    /** "42% · about 1 min 10 s left" while a job runs. */
+    progressText() {
+      return progressText(this.job);
     },
 
     /** Show a job and poll it until it ends; then the models, jobs and corpus counts are read again. */
