@@ -25,6 +25,7 @@ from app.api.routes import (
     health,
     identity,
     imports,
+    inbox,
     matching,
     pairs,
     ranking,
@@ -90,6 +91,7 @@ def create_app(
     app.add_middleware(RequestObserver)
     for module in (health, identity, corpora, ranking, matching, compare, evaluations, pairs, imports, admin):
         app.include_router(module.router)
+    app.include_router(inbox.router)
     install_console(app)
     return app
 
