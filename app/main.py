@@ -34,7 +34,7 @@ from app.api.routes.imports import IMPORTS_PATH
 from app.api.security import TokenBuckets
 from app.config import Settings, get_settings
 from app.observability.metrics import worker_exited
-from app.process import configure_process, embed_job_worker
+from app.process import configure_process, embed_inbox_loops, embed_job_worker
 from app.serving.runtime import Runtime
 from app.usecases.api_keys import KeyCache
 from pairank import __version__
@@ -59,6 +59,7 @@ def create_app(
         if not active.serving.is_ready():
             if active.settings.embedded_worker:
                 embed_job_worker(active)
+            embed_inbox_loops(active)
             active.start_loading()
         try:
             yield
