@@ -3,10 +3,14 @@ triage, and bad input answered with a 4xx naming the field."""
 
 from __future__ import annotations
 
+import time
+
 from fastapi.testclient import TestClient
 
 from app.usecases.calibration.match import calibrate_corpus
+from app.usecases.inbox.webhooks import SIGNATURE_HEADER, verify
 from tests.api.conftest import ClientFactory
+from tests.helpers.receiver import Receiver
 from tests.usecases.inbox_helpers import check_text, tip
 
 
@@ -91,3 +95,26 @@ def test_bad_input_names_the_field(make_client: ClientFactory) -> None:
     assert client.get("/v1/inboxes/tips/clusters/999").status_code == 404
     assert client.get("/v1/inboxes/tips/clusters", params={"sort": "colour"}).status_code == 422
     assert client.post("/v1/inboxes/tips/moves", json={"item_id": "nope"}).status_code == 404
+
+
+def test_webhook_deliveries_are_listed(make_client: ClientFactory) -> None:
+    receiver = Receiver(statuses=[500])
+    try:
+        client = desk(make_client, webhook_poll_seconds=0.05, webhook_backoff_seconds=0.05)
+        created = client.post("/v1/inboxes", json={"name": "hooked", "corpora": ["checks"],
+                              "webhooks": [{"url": receiver.url, "secret": "0123456789abcdef"}]})  # fmt: skip
+        assert created.status_code == 201 and created.json()["webhooks"][0]["secret"] == "0123456789abcdef"
+        assert "secret" not in client.get("/v1/inboxes/hooked").json()["webhooks"][0]
+        client.post("/v1/inboxes/hooked/items", json={"items": [{"id": "a", "text": tip(4, 0)}]})
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            found = client.get("/v1/inboxes/hooked/deliveries").json()["deliveries"]
+            if found and all(d["status"] == "delivered" for d in found):
+                break
+            time.sleep(0.1)
+        assert found and all(d["status"] == "delivered" for d in found), found
+        assert sum(d["attempts"] for d in found) == len(found) + 1
+        headers, body, _ = receiver.received[-1]
+        assert verify("0123456789abcdef", headers[SIGNATURE_HEADER], body)
+    finally:
+        receiver.close()
