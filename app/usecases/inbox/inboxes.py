@@ -143,7 +143,7 @@ class InboxService:
             inbox = require_inbox(session, name)
             repository = InboxRepository(session)
             found = repository.cluster(inbox.id, cluster_id)
-            if found is None:
+            if found is None or found.size == 0:
                 raise NotFoundError(f"cluster {cluster_id} does not exist in inbox {name!r}", "cluster_id")
             return cluster_record(found, repository.items_of([found.id])[found.id])
 
