@@ -76,7 +76,7 @@ def adopt(cluster: InboxCluster, decided: Decided) -> bool:
     if cluster.status == "answered" or match_key(decided.match) in set(cluster.rejected):
         return False
     current = Decided(cluster.decision, cluster.probability, cluster.match, cluster.candidates)
-    if not decided.beats(current) and cluster.decision is not None:
+    if not decided.beats(current) and (cluster.decision is not None or cluster.candidates):
         return False
     was_match = cluster.decision == "match"
     refused = set(cluster.rejected)

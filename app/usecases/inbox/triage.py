@@ -20,6 +20,8 @@ from app.db.repositories.inbox import InboxRepository, require_inbox
 from app.db.repositories.pairs import PairRepository
 from app.serving.context import ServiceContext
 from app.usecases.inbox.centroids import from_bytes, match_key, to_bytes, unit
+from app.usecases.inbox.deciding import decide_texts
+from app.usecases.inbox.intake import adopt
 from app.usecases.inbox.records import cluster_record, hour_of
 from app.usecases.inbox.webhooks import enqueue
 from evaluation.pairs import best_f1_threshold
@@ -158,12 +160,22 @@ class TriageService:
                                       hourly={}, rejected=[], first_at=item.received_at,
                                       last_at=item.received_at)  # fmt: skip
                 repository.add([target])
+                self._decide(inbox, target, item)
                 enqueue(session, inbox, "cluster.created", target)
             self._join(target, item, vector, seq)
             session.flush()
             self._calibrate(session, inbox)
             changed = [source, target] if source.size else [target]
             return TriageResult([cluster_record(c, None) for c in changed])
+
+    def _decide(self, inbox: Inbox, cluster: InboxCluster, item: InboxItem) -> None:
+        """A cluster split off gets its own decision and candidates (its one item's)."""
+        state = self.service.serving.state()
+        vector = from_bytes(item.vector)
+        if vector is None or cluster.model != state.model_version:
+            vector = np.asarray(state.encoder.encode([item.text]), dtype=np.float32)[0]
+        (decided,) = decide_texts(self.service, state, list(inbox.corpora), [item.text], vector[None, :])
+        adopt(cluster, decided)
 
     def _labeled(self, session: Session, inbox: Inbox, cluster: InboxCluster, vector: np.ndarray,
                  same: bool, judged_by: str | None) -> None:  # fmt: skip

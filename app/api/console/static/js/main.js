@@ -4,6 +4,7 @@ import { appStore } from "./app.js";
 import { compareStore } from "./compare.js";
 import { duplicatesStore } from "./duplicates.js";
 import { evaluationsStore } from "./evaluations.js";
+import { inboxStore } from "./inbox.js";
 import { modelsStore } from "./models.js";
 import { searchStore } from "./search.js";
 
@@ -12,6 +13,7 @@ Alpine.store("compare", compareStore());
 Alpine.store("duplicates", duplicatesStore());
 Alpine.store("models", modelsStore());
 Alpine.store("evaluations", evaluationsStore());
+Alpine.store("inbox", inboxStore());
 Alpine.store("app", appStore()); // last: its init() signs a kept key in, which uses the others
 window.Alpine = Alpine; // for the browser's devtools
 Alpine.start();
