@@ -226,6 +226,13 @@ class Settings(BaseSettings):
         description="Cosine to a cluster's centroid from which an incoming item joins it, until the desk's "
         "moves and splits calibrate the inbox's own.",
     )
+    inbox_join_probability: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Probability of its most probable check from which an item joins the cluster led by the "
+        "same check, however far its centroid (an auto-match always does).",
+    )
     inbox_rematch_seconds: float = Field(
         1.0,
         ge=0.0,

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,9 @@ from app.usecases.pairs import PairInput, PairService  # noqa: E402
 from evaluation.datasets import read_qrels, read_texts  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-THRESHOLDS = (0.7, 0.75, 0.8, 0.85, 0.9)
+PLAIN_THRESHOLDS = (0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+# (joining cosine, joining probability of a shared leading check; 1.0: auto-matches only)
+SETTINGS = ((0.8, 1.0), (0.7, 1.0), (0.8, 0.5), (0.75, 0.5), (0.7, 0.5), (0.65, 0.5), (0.7, 0.3), (0.7, 0.7))
 START, END = "<!-- GENERATED:START -->", "<!-- GENERATED:END -->"
 PHRASINGS = (
     "Is it true that {}?",
@@ -96,6 +99,7 @@ def load(runtime: Runtime, claims: dict[str, str], leave_out: set[str]) -> None:
     docs = [(i, t, None, True) for i, t in claims.items() if i not in leave_out]
     for start in range(0, len(docs), 1000):
         CorpusService(runtime).upsert_documents("checks", docs[start : start + 1000])
+    runtime.serving.write_due_checkpoints(1, 0.0, force=True)  # what the checkpoint thread does
 
 
 def bcubed(clusters: Sequence[Any], gold: Sequence[Any]) -> tuple[float, float]:
@@ -123,70 +127,98 @@ def online(vectors: np.ndarray, threshold: float) -> list[int]:
     return labels
 
 
-def set_threshold(runtime: Runtime, inbox: str, threshold: float) -> None:
+def set_threshold(context: Any, inbox: str, threshold: float) -> None:
     """Give the inbox its own joining threshold (as a calibration from the desk's moves would)."""
-    with transaction(runtime.sessions) as session:
+    with transaction(context.sessions) as session:
         row = require_inbox(session, inbox)
-        row.threshold, row.threshold_model = threshold, runtime.serving.version()
+        row.threshold, row.threshold_model = threshold, context.serving.version()
+
+
+@dataclass(frozen=True)
+class Context:
+    """The runtime with other settings (a `ServiceContext`): one inbox setting swept at a time."""
+
+    settings: Settings
+    sessions: Any
+    serving: Any
+
+
+def with_settings(runtime: Runtime, **changes: Any) -> Context:
+    """The runtime as use cases see it, with `changes` to its settings."""
+    return Context(runtime.settings.model_copy(update=changes), runtime.sessions, runtime.serving)
+
+
+def run_inbox(
+    context: Context, name: str, later: list[tuple[str, str, str]]
+) -> tuple[dict[str, int], list[dict]]:
+    """Stream the tweets into a new inbox in batches of 20; each tweet's cluster, and the clusters."""
+    InboxService(context).create(InboxInput(name, ["checks"], "en"))
+    set_threshold(context, name, context.settings.inbox_cluster_threshold)
+    start, intake, assigned = datetime(2020, 1, 1, tzinfo=UTC), IntakeService(context), {}
+    for begin in range(0, len(later), 20):
+        batch = [
+            ItemInput(q, t, start + timedelta(hours=begin + k))
+            for k, (q, t, _) in enumerate(later[begin : begin + 20])
+        ]
+        assigned.update(intake.add_items(name, batch).clusters)
+    clusters: list[dict] = []
+    cursor = None
+    while True:
+        page, cursor = InboxService(context).clusters(name, limit=100, cursor=cursor, items=1)
+        clusters += page
+        if cursor is None:
+            return assigned, clusters
 
 
 def quality(runtime: Runtime, tweets: list[tuple[str, str, str]], cut: int) -> dict[str, Any]:
-    """Calibrate on the first `cut` tweets, stream the rest into inboxes at each threshold, score them."""
+    """Calibrate on the first `cut` tweets, stream the rest into inboxes at each setting, score them."""
     PairService(runtime).add_pairs("checks", [PairInput(t, c, None, 1.0) for _, t, c in tweets[:cut]])
     calibrate_corpus(runtime, "checks")
+    twins = {doc: set(group) for group in MatchService(runtime).twins("checks")["groups"] for doc in group}
     later = tweets[cut:]
     gold = [c for _, _, c in later]
+    first_gold = {q: c for q, _, c in later}
     vectors = runtime.serving.state().encoder.encode_bulk([t for _, t, _ in later])
     alone = bcubed(list(range(len(later))), gold)
     rows: list[dict[str, Any]] = [
-        {"method": "singletons", "threshold": None, "precision": alone[0], "recall": alone[1]}
+        {"method": "singletons", "threshold": None, "join": None, "precision": alone[0], "recall": alone[1]}
     ]
-    for threshold in THRESHOLDS:
+    for threshold in PLAIN_THRESHOLDS:
         precision, recall = bcubed(online(vectors, threshold), gold)
         rows.append(
             {
                 "method": "plain online (cosine)",
                 "threshold": threshold,
+                "join": None,
                 "precision": precision,
                 "recall": recall,
             }
         )
-    start = datetime(2020, 1, 1, tzinfo=UTC)
-    for threshold in THRESHOLDS:
-        name = f"pfcc-{int(threshold * 100)}"
-        InboxService(runtime).create(InboxInput(name, ["checks"], "en"))
-        set_threshold(runtime, name, threshold)
-        intake, assigned = IntakeService(runtime), {}
-        for begin in range(0, len(later), 20):
-            batch = [
-                ItemInput(q, t, start + timedelta(hours=begin + k))
-                for k, (q, t, _) in enumerate(later[begin : begin + 20])
-            ]
-            assigned.update(intake.add_items(name, batch).clusters)
-        labels = [assigned[q] for q, _, _ in later]
-        precision, recall = bcubed(labels, gold)
-        clusters, cursor, matched, right = [], None, 0, 0
-        while True:
-            page, cursor = InboxService(runtime).clusters(name, limit=100, cursor=cursor, items=1)
-            clusters += page
-            if cursor is None:
-                break
-        first_gold = {q: c for q, _, c in later}
-        for cluster in clusters:
-            if cluster["decision"] == "match":
-                matched += 1
-                right += cluster["match"]["id"] == first_gold[cluster["items"][0]["id"]]
+    for threshold, join in SETTINGS:
+        context = with_settings(runtime, inbox_cluster_threshold=threshold, inbox_join_probability=join)
+        assigned, clusters = run_inbox(context, f"pfcc-{int(threshold * 100)}-{int(join * 100)}", later)
+        precision, recall = bcubed([assigned[q] for q, _, _ in later], gold)
+        matched = [c for c in clusters if c["decision"] == "match"]
+        right = sum(c["match"]["id"] == first_gold[c["items"][0]["id"]] for c in matched)
+        right_twins = sum(
+            c["match"]["id"] in twins.get(first_gold[c["items"][0]["id"]], set())
+            or c["match"]["id"] == first_gold[c["items"][0]["id"]]
+            for c in matched
+        )
         rows.append(
             {
                 "method": "inbox (cosine + matches)",
                 "threshold": threshold,
+                "join": join,
                 "precision": precision,
                 "recall": recall,
                 "clusters": len(clusters),
-                "auto_matched": matched,
+                "auto_matched": len(matched),
                 "auto_matched_right": right,
+                "auto_matched_right_or_twin": right_twins,
             }
         )
+        print(json.dumps(rows[-1]), flush=True)
     return {"tweets_streamed": len(later), "calibrated_on": cut, "rows": rows}
 
 
@@ -225,14 +257,14 @@ def speed(runtime: Runtime, claims: dict[str, str], held_out: list[str], items: 
         batch = [ItemInput(i, t) for i, t, _ in tips[begin : begin + 100]]
         t0 = time.perf_counter()
         assigned.update(intake.add_items("stream", batch).clusters)
-        batches.append(time.perf_counter() - t0)
+        batches.append((time.perf_counter() - t0) * 1000)
     elapsed = time.perf_counter() - started
     sample = tips[: min(len(tips), 2000)]
     match_times = []
     for begin in range(0, len(sample), 100):
         t0 = time.perf_counter()
         MatchService(runtime).match("checks", [t for _, t, _ in sample[begin : begin + 100]])
-        match_times.append(time.perf_counter() - t0)
+        match_times.append((time.perf_counter() - t0) * 1000)
     clusters = InboxService(runtime).get("stream")["clusters"]
     precision, recall = bcubed_fast([assigned[i] for i, _, _ in tips], [g for _, _, g in tips])
     held = {s for s in held_out if s in set(seeds)}
@@ -263,7 +295,7 @@ def speed(runtime: Runtime, claims: dict[str, str], held_out: list[str], items: 
         "items_per_s": round(len(tips) / elapsed, 1),
         "batch_of_100": latency_ms(batches),
         "match_batch_of_100": latency_ms(match_times),
-        "match_items_per_s": round(len(sample) / sum(match_times), 1),
+        "match_items_per_s": round(len(sample) / sum(match_times) * 1000, 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "bcubed": {"precision": round(precision, 4), "recall": round(recall, 4)},
         "published_documents": len(documents),

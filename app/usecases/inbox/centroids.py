@@ -5,8 +5,9 @@ since its mark (`InboxCluster.seq`), so every process clusters alike from the on
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -36,18 +37,35 @@ def match_key(match: dict[str, object] | None) -> str | None:
     return f"{match['corpus']}/{match['id']}" if match else None
 
 
+def lead_key(
+    decision: str | None,
+    match: dict[str, Any] | None,
+    candidates: Sequence[dict[str, Any]],
+    floor: float,
+) -> str | None:
+    """`corpus/id` of the check a text or cluster is about, as far as the matches know: its auto-match,
+    else its most probable candidate when that reaches `floor`; None otherwise."""
+    if decision == "match" and match:
+        return match_key(match)
+    best = max(candidates, key=lambda c: c.get("probability") or 0.0, default=None)
+    if best is None or (best.get("probability") or 0.0) < floor:
+        return None
+    return f"{best['corpus']}/{best['id']}"
+
+
 @dataclass
 class CentroidIndex:
     """Unit centroids of an inbox's clusters for one model, with which of them may take items."""
 
     model: str
+    floor: float = 1.0  # the probability from which a leading candidate joins items (lead_key)
     mark: int = 0
     lock: threading.RLock = field(default_factory=threading.RLock)
     ids: list[int] = field(default_factory=list)
     matrix: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))
     joinable: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     row_of: dict[int, int] = field(default_factory=dict)
-    matched: dict[str, int] = field(default_factory=dict)  # match key -> the first joinable cluster
+    matched: dict[str, int] = field(default_factory=dict)  # lead key -> the first joinable cluster
 
     def apply(self, clusters: Iterable[InboxCluster]) -> None:
         """Take clusters' current centroids, statuses and matches (new ones appended in id order)."""
@@ -58,7 +76,7 @@ class CentroidIndex:
                 cluster.id,
                 unit(vector) if usable and vector is not None else None,
                 usable and cluster.status in JOINABLE_STATUSES,
-                match_key(cluster.match) if cluster.decision == "match" else None,
+                lead_key(cluster.decision, cluster.match, cluster.candidates, self.floor),
             )
             self.mark = max(self.mark, int(cluster.seq))
 
@@ -125,18 +143,18 @@ class CentroidIndexes:
     """This process's centroid indexes by inbox (its id, creation time and the model)."""
 
     def __init__(self) -> None:
-        self._by_key: dict[tuple[int, str, str], CentroidIndex] = {}
+        self._by_key: dict[tuple[int, str, str, float], CentroidIndex] = {}
         self._guard = threading.Lock()
 
-    def get(self, inbox_id: int, created: str, model: str) -> CentroidIndex:
+    def get(self, inbox_id: int, created: str, model: str, floor: float) -> CentroidIndex:
         """The inbox's index for the model (empty when new: it syncs from mark 0)."""
         with self._guard:
-            return self._by_key.setdefault((inbox_id, created, model), CentroidIndex(model))
+            return self._by_key.setdefault((inbox_id, created, model, floor), CentroidIndex(model, floor))
 
-    def forget(self, inbox_id: int, created: str, model: str) -> None:
+    def forget(self, inbox_id: int, created: str, model: str, floor: float) -> None:
         """Drop an index that may be ahead of the database (its transaction rolled back)."""
         with self._guard:
-            self._by_key.pop((inbox_id, created, model), None)
+            self._by_key.pop((inbox_id, created, model, floor), None)
 
 
 INDEXES = CentroidIndexes()  # one per process, shared by its intake and its re-match loop

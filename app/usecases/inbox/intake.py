@@ -20,7 +20,15 @@ from app.db.inbox_models import Inbox, InboxCluster, InboxItem
 from app.db.models import utcnow
 from app.db.repositories.inbox import InboxRepository, require_inbox
 from app.serving.context import ServiceContext
-from app.usecases.inbox.centroids import INDEXES, CentroidIndex, from_bytes, match_key, to_bytes, unit
+from app.usecases.inbox.centroids import (
+    INDEXES,
+    CentroidIndex,
+    from_bytes,
+    lead_key,
+    match_key,
+    to_bytes,
+    unit,
+)
 from app.usecases.inbox.deciding import Decided, decide_texts
 from app.usecases.inbox.records import HOURS_KEPT, hour_of
 from app.usecases.inbox.webhooks import enqueue
@@ -59,13 +67,14 @@ def cluster_threshold(inbox: Inbox, model: str, default: float) -> float:
     return inbox.threshold if inbox.threshold is not None and inbox.threshold_model == model else default
 
 
-def synced(session: Session, inbox: Inbox, model: str) -> CentroidIndex:
+def synced(session: Session, inbox: Inbox, model: str, floor: float) -> CentroidIndex:
     """This process's centroid index of the inbox, brought up to the clusters committed so far (the
     caller holds `index.lock`)."""
-    index = INDEXES.get(inbox.id, inbox.created_at.isoformat(), model)
+    key = (inbox.id, inbox.created_at.isoformat(), model, floor)
+    index = INDEXES.get(*key)
     if index.mark > inbox.cluster_seq:  # the database went back (restored): start over
-        INDEXES.forget(inbox.id, inbox.created_at.isoformat(), model)
-        index = INDEXES.get(inbox.id, inbox.created_at.isoformat(), model)
+        INDEXES.forget(*key)
+        index = INDEXES.get(*key)
     index.apply(InboxRepository(session).clusters_since(inbox.id, index.mark))
     return index
 
@@ -146,7 +155,7 @@ class IntakeService:
     ) -> IntakeResult:
         with self.service.sessions() as session:
             inbox = require_inbox(session, inbox_name)
-            key = (inbox.id, inbox.created_at.isoformat(), model)
+            key = (inbox.id, inbox.created_at.isoformat(), model, self.settings.inbox_join_probability)
         index = INDEXES.get(*key)
         with index.lock:
             try:
@@ -172,7 +181,7 @@ class IntakeService:
         inbox = require_inbox(session, inbox_name)
         seq = repository.take_writer_turn(inbox.id)
         session.refresh(inbox)
-        index = synced(session, inbox, model)
+        index = synced(session, inbox, model, self.settings.inbox_join_probability)
         known = repository.existing_items(inbox.id, [i.id for i in batch])  # again: under the turn now
         threshold = cluster_threshold(inbox, model, self.settings.inbox_cluster_threshold)
         touched: dict[int, InboxCluster] = {}
@@ -185,7 +194,8 @@ class IntakeService:
             vector, choice = unit(vectors[position]), decided[position]
             received = as_utc(item.received_at or now)
             cluster: InboxCluster | None = None
-            target = index.matched.get(match_key(choice.match) or "") if choice.decision == "match" else None
+            lead = lead_key(choice.decision, choice.match, choice.candidates, index.floor)
+            target = index.matched.get(lead) if lead is not None else None
             if target is None:
                 nearest, cosine = index.nearest(vector)
                 target = nearest if nearest is not None and cosine >= threshold else None

@@ -56,9 +56,10 @@ def _rematch(service: ServiceContext, inbox_name: str, corpus: str, mark: int) -
         entries = ChangeLog(session, require_corpus(session, corpus)).since(mark, CHANGES_PER_PASS)
         inbox = require_inbox(session, inbox_name)
         corpora = list(inbox.corpora)
-        index = INDEXES.get(inbox.id, inbox.created_at.isoformat(), model)
+        floor = service.settings.inbox_join_probability
+        index = INDEXES.get(inbox.id, inbox.created_at.isoformat(), model, floor)
         with index.lock:
-            index = synced(session, inbox, model)
+            index = synced(session, inbox, model, floor)
     if not entries:
         return 0
     new_mark = int(entries[-1].seq)
