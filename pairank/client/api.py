@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pairank.client.handles import job_operation
-from pairank.client.ops import admin, corpora, evaluations, imports, matching, pairs, ranking
+from pairank.client.ops import admin, corpora, evaluations, imports, inbox, matching, pairs, ranking
 from pairank.client.ops import request as any_route
 from pairank.client.surface import operation, paged
 
@@ -52,6 +52,21 @@ class Api:
     judge = operation(pairs.judge)
     split_pairs = operation(pairs.split_pairs)
     delete_pair = operation(pairs.delete_pair)
+
+    # The tips inbox (docs/guides/inbox.md).
+    create_inbox = operation(inbox.create_inbox)
+    list_inboxes = operation(inbox.list_inboxes)
+    get_inbox = operation(inbox.get_inbox)
+    delete_inbox = operation(inbox.delete_inbox)
+    add_items = operation(inbox.add_items)
+    list_clusters = operation(inbox.list_clusters)
+    iter_clusters = paged(inbox.iter_clusters)
+    get_cluster = operation(inbox.get_cluster)
+    confirm = operation(inbox.confirm)
+    reject = operation(inbox.reject)
+    set_cluster_status = operation(inbox.set_cluster_status)
+    move_item = operation(inbox.move_item)
+    list_deliveries = operation(inbox.list_deliveries)
 
     # Evaluations.
     create_evaluation = operation(evaluations.create_evaluation)
