@@ -170,7 +170,9 @@ def run_inbox(
             return assigned, clusters
 
 
-def quality(runtime: Runtime, tweets: list[tuple[str, str, str]], cut: int) -> dict[str, Any]:
+def quality(
+    runtime: Runtime, tweets: list[tuple[str, str, str]], cut: int, sweep: Sequence[tuple[float, float]]
+) -> dict[str, Any]:
     """Calibrate on the first `cut` tweets, stream the rest into inboxes at each setting, score them."""
     PairService(runtime).add_pairs("checks", [PairInput(t, c, None, 1.0) for _, t, c in tweets[:cut]])
     calibrate_corpus(runtime, "checks")
@@ -194,7 +196,7 @@ def quality(runtime: Runtime, tweets: list[tuple[str, str, str]], cut: int) -> d
                 "recall": recall,
             }
         )
-    for threshold, join in SETTINGS:
+    for threshold, join in sweep:
         context = with_settings(runtime, inbox_cluster_threshold=threshold, inbox_join_probability=join)
         assigned, clusters = run_inbox(context, f"pfcc-{int(threshold * 100)}-{int(join * 100)}", later)
         precision, recall = bcubed([assigned[q] for q, _, _ in later], gold)
@@ -325,17 +327,27 @@ def report(result: dict[str, Any]) -> str:
         f"Forward on PFCC-S: calibrated on the first {q['calibrated_on']} tweets, "
         f"{q['tweets_streamed']} later tweets streamed in time order.",
         "",
-        "| method | threshold | B-cubed precision | B-cubed recall | clusters | auto-matched (right) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| method | joining cosine | shared check from p | B-cubed precision | B-cubed recall | clusters "
+        "| auto-matched: right (right or a twin) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in q["rows"]:
-        auto = f"{row['auto_matched']} ({row['auto_matched_right']})" if "auto_matched" in row else ""
+        auto = ""
+        if row.get("auto_matched"):
+            n = row["auto_matched"]
+            auto = (
+                f"{row['auto_matched_right']} of {n} ({100 * row['auto_matched_right'] / n:.1f}%; "
+                f"{100 * row['auto_matched_right_or_twin'] / n:.1f}%)"
+            )
         threshold = "" if row["threshold"] is None else f"{row['threshold']:.2f}"
+        join = row.get("join")
+        shared = "" if join is None else ("auto-matches only" if join >= 1 else f"{join:.1f}")
         lines.append(
-            f"| {row['method']} | {threshold} | {row['precision']:.3f} | {row['recall']:.3f} | "
-            f"{row.get('clusters', '')} | {auto} |"
+            f"| {row['method']} | {threshold} | {shared} | {row['precision']:.3f} | {row['recall']:.3f} "
+            f"| {row.get('clusters', '')} | {auto} |"
         )
     s = result["speed"]
+    batch, matched = s["batch_of_100"], s["match_batch_of_100"]
     lines += [
         "",
         "| intake | value |",
@@ -343,25 +355,31 @@ def report(result: dict[str, Any]) -> str:
         f"| items (synthetic groups of paraphrases) | {s['items']:,} in {s['groups']:,} groups |",
         f"| items/s into the inbox (batches of 100) | {s['items_per_s']} |",
         f"| `/match` alone, items/s (same batches) | {s['match_items_per_s']} |",
-        f"| per batch of 100: p50 / p99 ms | {s['batch_of_100']['p50_ms']} / {s['batch_of_100']['p99_ms']} |",
-        f"| `/match` per batch of 100: p50 / p99 ms | {s['match_batch_of_100']['p50_ms']} / "
-        f"{s['match_batch_of_100']['p99_ms']} |",
+        f"| per batch of 100: p50 / p99 ms | {batch['p50_ms']} / {batch['p99_ms']} |",
+        f"| `/match` per batch of 100: p50 / p99 ms | {matched['p50_ms']} / {matched['p99_ms']} |",
         f"| clusters | {s['clusters']:,} |",
         f"| B-cubed precision / recall on the stream | {s['bcubed']['precision']} / "
         f"{s['bcubed']['recall']} |",
         f"| peak memory of the process (MiB) | {s['peak_rss_mib']} |",
-        f"| documents published, then one re-match pass (s) | {s['published_documents']:,}, "
-        f"{s['rematch_s']} |",
-        f"| clusters about a published claim listing it after the pass | "
+        f"| documents published; one re-match pass (s) | {s['published_documents']:,}; {s['rematch_s']} |",
+        "| clusters about a published claim listing it after that pass | "
         f"{s['held_out_clusters_listing_their_claim']} of {s['held_out_clusters']} |",
     ]
     m = result["machine"]
     lines += [
         "",
-        f"Machine: {m['cpu_model']}, {m['nproc']} CPUs ({result['database']}). "
+        f"Machine: {m['cpu_model']}, {m['nproc']} CPUs, shared with other jobs ({result['database']}). "
         f"Command: `{result['command']}`. Took {result['seconds']} s.",
     ]
     return "\n".join(lines)
+
+
+def write_report(result: dict[str, Any]) -> None:
+    """Put the report between inbox.md's GENERATED markers."""
+    markdown = HERE / "inbox.md"
+    text = markdown.read_text()
+    head, rest = text.split(START, 1)
+    markdown.write_text(head + START + "\n" + report(result) + "\n" + END + rest.split(END, 1)[1])
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -373,8 +391,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--held-out", type=int, default=200)
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--skip-quality", action="store_true")
+    parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument(
+        "--settings", default=None, help="cosine:probability pairs to sweep, e.g. 0.6:0.5,0.65:1.0"
+    )
     parser.add_argument("--output", default=str(HERE / "inbox.json"))
+    parser.add_argument("--report-only", action="store_true", help="rewrite inbox.md from --output's JSON")
     args = parser.parse_args(argv)
+    if args.report_only:
+        write_report(json.loads(Path(args.output).read_text()))
+        return
     began = time.perf_counter()
     folder = Path(args.data)
     claims = read_texts(folder / "corpus.jsonl")
@@ -392,10 +418,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         try:
             load(runtime, claims, set(held_out))
             if not args.skip_quality:
-                result["quality"] = quality(runtime, tweets, args.cut)
+                sweep = SETTINGS
+                if args.settings:
+                    sweep = tuple(tuple(map(float, pair.split(":"))) for pair in args.settings.split(","))  # type: ignore[misc]
+                result["quality"] = quality(runtime, tweets, args.cut, sweep)
                 print(json.dumps(result["quality"], indent=1), flush=True)
-            result["speed"] = speed(runtime, claims, held_out, args.items)
-            print(json.dumps(result["speed"], indent=1), flush=True)
+            if not args.skip_speed:
+                result["speed"] = speed(runtime, claims, held_out, args.items)
+                print(json.dumps(result["speed"], indent=1), flush=True)
         finally:
             runtime.close()
     result.update(
@@ -404,11 +434,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         seconds=round(time.perf_counter() - began, 1),
     )
     Path(args.output).write_text(json.dumps(result, indent=1) + "\n")
-    markdown = HERE / "inbox.md"
-    if markdown.exists() and "quality" in result:
-        text = markdown.read_text()
-        head, rest = text.split(START, 1)
-        markdown.write_text(head + START + "\n" + report(result) + "\n" + END + rest.split(END, 1)[1])
+    if "quality" in result and "speed" in result:
+        write_report(result)
 
 
 if __name__ == "__main__":

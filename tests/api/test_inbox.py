@@ -48,6 +48,8 @@ def test_items_clusters_and_triage(make_client: ClientFactory) -> None:
     big = page["clusters"][0]
     assert big["arrivals_per_hour"] == [{"hour": "2026-11-27T10:00:00Z", "count": 3}]
     assert {i["id"] for i in big["items"]} == {"t3-0", "t3-1", "t3-2"} and big["candidates"][0]["id"] == "c3"
+    capped = client.get("/v1/inboxes/tips/clusters", params={"items": 1}).json()["clusters"]
+    assert [len(c["items"]) for c in capped] == [1, 1, 1] and capped[0]["items"][0]["id"] == "t3-0"
     one = client.get(f"/v1/inboxes/tips/clusters/{big['id']}").json()
     assert one["size"] == 3 and len(one["items"]) == 3
     confirmed = client.post(f"/v1/inboxes/tips/clusters/{big['id']}/confirm", json={"corpus": "checks",

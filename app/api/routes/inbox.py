@@ -120,7 +120,10 @@ def list_clusters(
     cursor: Annotated[
         int | None, Query(ge=1, le=2**31 - 1, description="`next_cursor` of the last page.")
     ] = None,
-    items: Annotated[int, Query(ge=0, le=100, description="Items shown per cluster.")] = 100,
+    items: Annotated[
+        int | None,
+        Query(ge=0, le=1_000_000, description="At most this many items per cluster; omitted: all."),
+    ] = None,
 ) -> ClusterPage:
     """A page of clusters: largest (`size`), latest (`last_arrival`), oldest (`first_arrival`) or newest
     first, filtered by status and decision."""

@@ -104,14 +104,19 @@ class InboxRepository:
         return {item.external_id: item for item in self.session.scalars(query)}
 
     def items_of(self, cluster_ids: Sequence[int], limit: int | None = None) -> dict[int, list[InboxItem]]:
-        """Each cluster's items in arrival order (at most `limit` each when given)."""
+        """Each cluster's items in arrival order (its first `limit` when given: one windowed query)."""
         found: dict[int, list[InboxItem]] = {c: [] for c in cluster_ids}
         if not cluster_ids:
             return found
+        order = (InboxItem.received_at, InboxItem.id)
         query = select(InboxItem).where(InboxItem.cluster_id.in_(cluster_ids))
-        for item in self.session.scalars(query.order_by(InboxItem.received_at, InboxItem.id)):
-            if limit is None or len(found[item.cluster_id]) < limit:
-                found[item.cluster_id].append(item)
+        if limit is not None:
+            place = func.row_number().over(partition_by=InboxItem.cluster_id, order_by=order).label("place")
+            ranked = select(InboxItem.id, place).where(InboxItem.cluster_id.in_(cluster_ids)).subquery()
+            first = select(ranked.c.id).where(ranked.c.place <= limit)
+            query = select(InboxItem).where(InboxItem.id.in_(first))
+        for item in self.session.scalars(query.order_by(*order)):
+            found[item.cluster_id].append(item)
         return found
 
     def add(self, rows: Sequence[Any]) -> None:

@@ -66,6 +66,7 @@ class CentroidIndex:
     joinable: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     row_of: dict[int, int] = field(default_factory=dict)
     matched: dict[str, int] = field(default_factory=dict)  # lead key -> the first joinable cluster
+    key_of: dict[int, str] = field(default_factory=dict)  # cluster -> its lead key
 
     def apply(self, clusters: Iterable[InboxCluster]) -> None:
         """Take clusters' current centroids, statuses and matches (new ones appended in id order)."""
@@ -92,9 +93,11 @@ class CentroidIndex:
         else:
             self.matrix[row] = 0.0
         self.joinable[row] = joinable and centroid is not None
-        for stale in [k for k, c in self.matched.items() if c == cluster_id and k != key]:
+        stale = self.key_of.pop(cluster_id, None)
+        if stale is not None and self.matched.get(stale) == cluster_id and (stale != key or not joinable):
             del self.matched[stale]
         if key is not None and joinable:
+            self.key_of[cluster_id] = key
             current = self.matched.get(key)
             if current is None or cluster_id < current:
                 self.matched[key] = cluster_id

@@ -109,10 +109,10 @@ class InboxService:
         cursor: int | None = None,
         statuses: Sequence[str] = (),
         decisions: Sequence[str] = (),
-        items: int = 100,
+        items: int | None = None,
     ) -> tuple[list[dict[str, Any]], int | None]:
-        """A page of clusters (`sort`: size, last_arrival, first_arrival, newest), each with up to
-        `items` of its items, and the cursor of the next page (None at the end)."""
+        """A page of clusters (`sort`: size, last_arrival, first_arrival, newest), each with every item
+        (its first `items` when given), and the cursor of the next page (None at the end)."""
         if sort not in CLUSTER_SORTS:
             raise InvalidInputError(f"sort: one of {', '.join(CLUSTER_SORTS)}", "sort")
         for status in statuses:

@@ -98,11 +98,12 @@ def adopt(cluster: InboxCluster, decided: Decided) -> bool:
     return cluster.decision == "match" and not was_match
 
 
-def contradicts(cluster: InboxCluster, choice: Decided) -> bool:
-    """True when an item auto-matched to one check would join a cluster auto-matched to another."""
-    if choice.decision != "match" or cluster.decision != "match":
-        return False
-    return match_key(choice.match) != match_key(cluster.match)
+def contradicts(cluster: InboxCluster, choice: Decided, floor: float) -> bool:
+    """True when the matches tell an item and a cluster apart: each is led by a different check (an
+    auto-match, or a most probable check of at least `floor`)."""
+    mine = lead_key(choice.decision, choice.match, choice.candidates, floor)
+    theirs = lead_key(cluster.decision, cluster.match, cluster.candidates, floor)
+    return mine is not None and theirs is not None and mine != theirs
 
 
 def _count(counts: dict[str, int], key: str | None, keep: int | None = None) -> dict[str, int]:
@@ -201,7 +202,7 @@ class IntakeService:
                 target = nearest if nearest is not None and cosine >= threshold else None
             if target is not None:
                 cluster = touched.get(target) or repository.cluster(inbox.id, target)
-                if cluster is not None and contradicts(cluster, choice):
+                if cluster is not None and contradicts(cluster, choice, index.floor):
                     cluster = None
             if target is None or cluster is None:
                 cluster = InboxCluster(inbox_id=inbox.id, seq=seq, status="open", representative=item.text,

@@ -75,7 +75,7 @@ def list_clusters(
     decision: Sequence[str] | None = None,
     limit: int = 20,
     cursor: int | None = None,
-    items: int = 100,
+    items: int | None = None,
 ) -> Steps[ClusterPage]:
     """One page of clusters (`sort`: size, last_arrival, first_arrival, newest); pass its `next_cursor`."""
     params = {
