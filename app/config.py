@@ -220,7 +220,7 @@ class Settings(BaseSettings):
         1_000, ge=1, description="Items per POST to an inbox; 413 above."
     )
     inbox_cluster_threshold: float = Field(
-        0.8,
+        0.65,
         ge=-1.0,
         le=1.0,
         description="Cosine to a cluster's centroid from which an incoming item joins it, until the desk's "
