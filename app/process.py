@@ -13,7 +13,7 @@ from app.config import Settings
 from app.control import job_kinds
 from app.control.activation import run_activation
 from app.control.language_job import run_language_change
-from app.control.retrain_job import run_retrain
+from app.control.retraining.job import run_retrain
 from app.control.worker import Handler, JobWorker
 from app.db.notifications import ChangeWaiter
 from app.observability.logs import configure_logging

@@ -101,6 +101,10 @@ class DevConfig:
     fraction: float = 0.1  # kind=split: share of train queries held out (the paper's 9:1)
     encode_batch_size: int = 128
     limit: int | None = None  # evaluate only the first N dev queries/pairs (smoke tests)
+    # Ranking sets: the first stage that scores them ({mode, alpha, fusion}, as a corpus stores its
+    # ranking): a retrain job passes the one its corpus serves, so fold models are judged as they would
+    # be served (indexes/first_stage.py). None: dense.
+    ranking: dict[str, Any] | None = None
 
 
 @dataclass

@@ -33,6 +33,7 @@ from evaluation.selection import group_folds, query_groups
 from pairank import train_events
 from training.config import CVConfig, TrainConfig, apply_overrides, config_from_dict, config_to_dict
 from training.data import load_train_pairs
+from training.evaluators import dev_ranking
 from training.runs.folder import EventWriter, dump_json
 
 
@@ -161,6 +162,7 @@ def run_cv(
         "folds": cv.folds,
         "seeds": cv.seeds,
         "metric": config.dev.metric,
+        "ranking": dev_ranking(config.dev).label,  # the first stage every fold was scored through
         "queries": len(everything.queries),
         "groups": len(query_groups(everything.qrels)),
         "zero_shot": zero_shot,

@@ -14,8 +14,11 @@ from typing import Any, Literal
 import numpy as np
 
 from evaluation.datasets import BeirDataset, LabeledPair, load_beir, load_pairs
+from evaluation.hybrid_eval import candidate_scores, fused_run
 from evaluation.judgements import judge_pairs
+from evaluation.metrics import evaluate_ranking
 from evaluation.model_eval import evaluate_beir, evaluate_pairs
+from indexes.fusion import DEFAULT_ALPHA, RankingSetting
 from training.config import DevConfig
 from training.data import PairSet
 
@@ -57,6 +60,7 @@ class DevEvaluator(SentenceEvaluator):
         relevance_level: float = 1,
         batch_size: int = 128,
         name: str = "",
+        ranking: RankingSetting | None = None,
     ) -> None:
         super().__init__()
         if task not in RANKING_TASKS + PAIR_TASKS:
@@ -70,6 +74,7 @@ class DevEvaluator(SentenceEvaluator):
         self.relevance_level = relevance_level
         self.batch_size = batch_size
         self.name = name
+        self.ranking = ranking if ranking is not None and ranking.mode != "dense" else None
         self.primary_metric = metric
         self.greater_is_better = True
 
@@ -80,7 +85,11 @@ class DevEvaluator(SentenceEvaluator):
         encode = model_encoder(model, self.batch_size)
         if isinstance(self.data, BeirDataset):
             mode: Literal["retrieval", "rerank"] = "retrieval" if self.task == "retrieval" else "rerank"
-            report = evaluate_beir(encode, self.data, mode, relevance_level=int(self.relevance_level))
+            if self.ranking is None:
+                report = evaluate_beir(encode, self.data, mode, relevance_level=int(self.relevance_level))
+            else:  # the served first stage: the same pools and order `rank` gives
+                run = fused_run(candidate_scores(encode, self.data, mode), self.ranking)
+                report = evaluate_ranking(self.data.qrels, run, relevance_level=int(self.relevance_level))
             metrics = {k: float(v) for k, v in report.means.items()}
         else:
             task: Literal["f1", "spearman"] = "f1" if self.task == "f1" else "spearman"
@@ -131,4 +140,18 @@ def build_dev_evaluator(config: DevConfig, held_out: PairSet | None = None) -> D
         if held_out is None or not len(held_out):
             raise ValueError("dev.kind=split needs held-out pairs (too few training queries to split?)")
         data = held_out.as_labeled_pairs(raw=True)[: config.limit or None]
-    return DevEvaluator(data, config.task, config.metric, config.relevance_level, config.encode_batch_size)
+    ranking = dev_ranking(config)
+    return DevEvaluator(
+        data, config.task, config.metric, config.relevance_level, config.encode_batch_size, ranking=ranking
+    )
+
+
+def dev_ranking(config: DevConfig) -> RankingSetting:
+    """The first stage a dev config scores ranking sets with (dense unless it names another)."""
+    stored = config.ranking or {}
+    alpha = stored.get("alpha")
+    return RankingSetting(
+        str(stored.get("mode") or "dense"),
+        float(DEFAULT_ALPHA if alpha is None else alpha),
+        str(stored.get("fusion") or "linear"),
+    )

@@ -76,7 +76,9 @@ def cross_validated_gate(
         "protocol": "cross-validation",
         "scheme": summary.get("scheme", "grouped"),  # forward: each block validated after its training
         "metric": metric,
-        "mode": "dense",  # fold models are scored as the trainer scores them (dense, full precision)
+        # The first stage the corpus served when the job started: every fold model and the base model
+        # were scored through it (its ranking and alpha, indexes/first_stage.py), not dense alone.
+        "ranking": str(summary.get("ranking", "dense")),
         "folds": summary["folds"],
         "queries": summary["queries"],
         "groups": summary["groups"],

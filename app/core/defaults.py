@@ -1,7 +1,9 @@
-"""Defaults that follow a corpus's kind: how a new corpus ranks, and the metric its gate maximises."""
+"""Defaults that follow a corpus: how a new corpus ranks and the metric its gate maximises (by kind),
+and how the retrain job trains (by what its judged pairs hold)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from indexes.fusion import DEFAULT_ALPHA
@@ -19,3 +21,64 @@ GATE_METRIC_OF_KIND = {"claim": "MRR", "answer": "MAP", "question": "MAP"}
 def default_gate_metric(kind: str) -> str:
     """The natural metric of a corpus kind: MRR for claims, MAP for answers and questions."""
     return GATE_METRIC_OF_KIND.get(kind, "MRR")
+
+
+# How the retrain job trains, by what the corpus's judged pairs hold; a request overrides any field.
+# One row per kind of data, with the forward measurement behind it (benchmarks/forward.md: paired gains
+# over the product default on later queries, 3 cut points x 3 seeds). docs/guides/fine-tuning.md shows
+# this table.
+@dataclass(frozen=True)
+class TrainingDefaults:
+    """One row: the data it applies to, the training settings, and the evidence for them."""
+
+    data: str
+    settings: dict[str, Any]
+    evidence: str
+
+
+LABELLED_NEGATIVES = TrainingDefaults(
+    "labelled negatives or graded labels (answers judged good / bad)",
+    {
+        "loss": "combo",  # 0.1 x BSC + 0.9 x MSE on the labels: the BSC paper's best CQA-A model
+        "loss_params": {"mu": 0.1, "normalization": "l2_rows", "temperature": 0.055},
+        "shuffling": "none",  # the pairs' own order: a query's judged documents stay together
+        "shuffle_params": {},
+        "epochs": 5,
+        "learning_rate": 2e-5,
+        "batch_size": 30,
+        "bias_correction": True,
+        "hard_negatives": None,  # the labelled negatives are the hard ones
+    },
+    "CQA-A answers, forward: MAP +7.08 +- 1.85, MRR +5.74 +- 1.13 over zero-shot dense (every cut and "
+    "seed above zero; training/configs/semeval_cqa_a.yaml)",
+)
+POSITIVES_ONLY = TrainingDefaults(
+    "positives only (a query and the document that answers it)",
+    {
+        "loss": "bsc",
+        "loss_params": {"normalization": "l2_rows", "temperature": 0.05, "symmetric": True},
+        "shuffling": "example",
+        "shuffle_params": {"group_size": 8},
+        "epochs": 3,
+        "learning_rate": 2e-5,
+        "batch_size": 30,
+        "bias_correction": True,  # training/configs/pfcc_snopes.yaml: without it early steps overshoot
+        "hard_negatives": {"count": 1, "window": 20, "remine": "once"},
+    },
+    "PFCC-S claims, forward: HasPositive@1 +2.29 +- 1.43, MRR +1.60 +- 1.12 over zero-shot hybrid a=0.2 "
+    "(inside 2 sd: the gate decides per corpus); one hard negative mined once from ranks 0-20, the "
+    "cross-validated best on PFCC-S (benchmarks/hybrid.md)",
+)
+
+
+def training_defaults(negatives: int) -> TrainingDefaults:
+    """The row for a corpus whose judged pairs hold `negatives` pairs judged not relevant."""
+    return LABELLED_NEGATIVES if negatives > 0 else POSITIVES_ONLY
+
+
+def parameters_of(field: str, value: str, params_key: str) -> dict[str, Any]:
+    """The parameters a row gives with `field` = `value` (`loss` -> `loss_params`), else none."""
+    for row in (POSITIVES_ONLY, LABELLED_NEGATIVES):
+        if row.settings[field] == value:
+            return dict(row.settings[params_key])
+    return {}

@@ -154,13 +154,21 @@ class RetrainRequest(RequestModel):
     model_config = ConfigDict(json_schema_extra=_HARD_NEGATIVES_NEED_BSC)
     corpus: CorpusName
     base_model: str | None = Field(None, description="Default: the active model.")
-    loss: LossName | None = Field(None, description="Default: bsc.")
+    loss: LossName | None = Field(
+        None, description="Default: by the corpus's judged pairs (combo with labelled negatives, else bsc)."
+    )
     loss_params: JsonObject | None = None
-    shuffling: ShufflingName | None = Field(None, description="Default: example.")
+    shuffling: ShufflingName | None = Field(
+        None,
+        description="Default: by the corpus's judged pairs (none with labelled negatives, else example).",
+    )
     shuffle_params: JsonObject | None = None
     epochs: int | None = Field(None, ge=1, le=50)
     batch_size: int | None = Field(None, ge=2, le=1024)
     learning_rate: float | None = Field(None, gt=0.0, le=1.0)
+    bias_correction: bool | None = Field(
+        None, description="AdamW's bias correction (the paper's CQA setting)."
+    )
     max_seq_length: int | None = Field(None, ge=8, le=512)
     seed: int | None = Field(None, ge=0)
     dev: DevSet | None = None

@@ -122,6 +122,10 @@ class MatchCalibrationOut(BaseModel):
     policy: dict[str, Any]
     calibrated_at: str
     twin_groups: int
+    curves: dict[str, list[float | None]] = Field(
+        description="Forward precision and coverage of `match` (and of `new`) at each threshold on the "
+        "probability (`threshold`: 0 to 1): what moving a threshold would do."
+    )
 
 
 class TwinsOut(BaseModel):

@@ -11,8 +11,8 @@ from typing import Any
 
 from app.control import gate_cv, job_kinds
 from app.control.pair_export import write_pairs
-from app.control.retrain_job import DEV_PAIRS, TRAIN_PAIRS, RetrainParams
-from app.core.defaults import default_gate_metric
+from app.control.retraining.config import DEV_PAIRS, TRAIN_PAIRS, RetrainParams
+from app.core.defaults import default_gate_metric, parameters_of, training_defaults
 from app.core.errors import ConflictError, InvalidInputError
 from app.db.admin_models import Job
 from app.db.blob_store import BlobRepository
@@ -20,21 +20,16 @@ from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
 from app.db.repositories.jobs import MODEL_SLOT, JobRepository
 from app.db.repositories.model_versions import ModelRepository
+from app.db.repositories.pairs import PairRepository
 from app.schemas.admin import HardNegativesIn
 from app.serving.context import ServiceContext
 from app.usecases.pairs import PairInput, PairService
 from evaluation.metrics import parse_metric
 
 KIND = job_kinds.RETRAIN
-# Defaults for a retraining request: BSC with example-based shuffling, the paper's settings (section 5.2).
+# Defaults for a retraining request beside the training settings, which follow the corpus's judged
+# pairs (app/core/defaults.py: `training_defaults`, one table with the measurement behind each row).
 RETRAIN_DEFAULTS: dict[str, Any] = {
-    "loss": "bsc",
-    "loss_params": {"normalization": "l2_rows", "temperature": 0.05, "symmetric": True},
-    "shuffling": "example",
-    "shuffle_params": {"group_size": 8},
-    "epochs": 3,
-    "batch_size": 30,
-    "learning_rate": 2e-5,
     "max_seq_length": 90,
     "seed": 42,
     "auto_activate": True,
@@ -43,17 +38,11 @@ RETRAIN_DEFAULTS: dict[str, Any] = {
     "dev_fraction": 0.2,
     "cross_validation": "auto",
     "folds": gate_cv.CV_FOLDS,
-    "hard_negatives": None,
-}
-# What beats the base model by cross-validation on a corpus kind, over RETRAIN_DEFAULTS
-# (benchmarks/hybrid.md: on PFCC-S claims, one hard negative per pair mined once from the corpus).
-RETRAIN_DEFAULTS_BY_KIND: dict[str, dict[str, Any]] = {
-    "claim": {"hard_negatives": HardNegativesIn(remine="once").model_dump()},
 }
 _PASSTHROUGH = (
     "loss", "loss_params", "shuffling", "shuffle_params", "epochs", "batch_size", "learning_rate",
-    "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant", "cross_validation",
-    "folds", "hard_negatives",
+    "bias_correction", "max_seq_length", "seed", "auto_activate", "min_improvement", "require_significant",
+    "cross_validation", "folds", "hard_negatives",
 )  # fmt: skip
 
 
@@ -81,13 +70,22 @@ class RetrainService:
     def _params(self, request: RetrainCommand) -> RetrainParams:
         given = {k: v for k, v in request.choices.items() if v is not None}
         with self.service.sessions() as session:
-            kind = require_corpus(session, request.corpus).kind
+            corpus = require_corpus(session, request.corpus)
+            kind = corpus.kind
+            negatives = PairRepository(session, corpus.id).counts()["negative"]
             active = ModelRepository(session).active()
-        values = {**RETRAIN_DEFAULTS, **RETRAIN_DEFAULTS_BY_KIND.get(kind, {}), **given}
+        defaults = training_defaults(negatives)
+        values = {**RETRAIN_DEFAULTS, **defaults.settings, **given}
+        # A loss (or batch order) the request names takes its own parameters, not the row's other one's.
+        for name, params_key in (("loss", "loss_params"), ("shuffling", "shuffle_params")):
+            if name in given and params_key not in given:
+                values[params_key] = parameters_of(name, given[name], params_key)
         if "hard_negatives" in request.choices:
-            values["hard_negatives"] = given.get("hard_negatives")  # null: off, even where the kind mines
+            values["hard_negatives"] = given.get("hard_negatives")  # null: off, even where the row mines
         elif values["loss"] != "bsc":
-            values["hard_negatives"] = None  # a kind's default mining goes with the default (BSC) loss
+            values["hard_negatives"] = None  # a row's mining goes with its BSC loss
+        if values["hard_negatives"] is not None:
+            values["hard_negatives"] = HardNegativesIn.model_validate(values["hard_negatives"]).model_dump()
         gate_metric = given.get("gate_metric") or default_gate_metric(kind)
         try:
             parse_metric(gate_metric)
@@ -106,7 +104,7 @@ class RetrainService:
         fraction = request.dev_fraction or values["dev_fraction"]
         passthrough = {key: values[key] for key in _PASSTHROUGH}
         return RetrainParams(corpus=request.corpus, kind=kind, base_model=base, gate_metric=gate_metric,
-                             dev_fraction=float(fraction), base_version=base_version,
+                             dev_fraction=float(fraction), base_version=base_version, defaults=defaults.data,
                              **passthrough)  # fmt: skip
 
     def _registered(self, base: str) -> str | None:

@@ -6,8 +6,8 @@
   become pages of the site as they are in the repository; a report not yet in the nav is added at the
   end of its Benchmarks section.
 - A link to one of those files as the repository has it (`../../benchmarks/hybrid.md` from
-  docs/concepts/) is pointed at its page on the site, so pages read right on the site and in the
-  repository alike.
+  docs/concepts/), or from a copied report into docs/ (`../docs/concepts/ranking.md`), is pointed at
+  its page on the site, so pages read right on the site and in the repository alike.
 - After the build, a page that loads a script, style sheet, font or image from another host fails it:
   the site must work without a network.
 """
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from scripts.docsite.cli_md import cli_markdown  # noqa: E402
 from scripts.docsite.openapi_md import operations_markdown, schemas_markdown  # noqa: E402
-from scripts.docsite.settings_md import settings_table  # noqa: E402
+from scripts.docsite.settings_md import settings_table, training_defaults_table  # noqa: E402
 
 MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->$", re.MULTILINE)  # alone on its line
 BENCHMARKS_SECTION = "Benchmarks"
@@ -39,6 +39,7 @@ COPIED = {
 }
 # Images the copied benchmark reports show (plots next to their reports).
 ASSETS = {f"benchmarks/{path.name}": path for path in sorted((ROOT / "benchmarks").glob("*.png"))}
+DOCS = ROOT / "docs"
 SITE_PATH = {source.resolve(): uri for uri, source in COPIED.items()}
 LINK = re.compile(r"\]\((?P<target>[^)\s#:]+\.md)(?P<anchor>#[^)\s]*)?\)")
 ASSET_TAG = re.compile(r"<(?:script|link|img|iframe|source|video|audio)\b[^>]*>", re.IGNORECASE)
@@ -57,7 +58,9 @@ def _generated(name: str) -> str:
         return settings_table()
     if name == "cli":
         return cli_markdown()
-    raise PluginError(f"unknown generated section {name!r} (api, schemas, settings, cli)")
+    if name == "trainingdefaults":
+        return training_defaults_table()
+    raise PluginError(f"unknown generated section {name!r} (api, schemas, settings, cli, trainingdefaults)")
 
 
 def _nav_uris(items: Any) -> set[str]:
@@ -101,7 +104,11 @@ def _site_links(markdown: str, page: Any) -> str:
     site_folder = posixpath.dirname(page.file.src_uri) or "."
 
     def replace(match: re.Match[str]) -> str:
-        uri = SITE_PATH.get((folder / match["target"]).resolve())
+        target = (folder / match["target"]).resolve()
+        uri = SITE_PATH.get(target)
+        if uri is None and target.is_relative_to(DOCS):
+            # A copied report linking into docs/ as the repository has it.
+            uri = target.relative_to(DOCS).as_posix()
         if uri is None:
             return match.group(0)
         return f"]({posixpath.relpath(uri, site_folder)}{match['anchor'] or ''})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import types
 import typing
 from pathlib import Path
@@ -72,3 +73,14 @@ def settings_table(settings: type[Settings] = Settings) -> str:
         description = " ".join((field.description or "").split()).replace("|", "\\|")
         lines.append(f"| `{variable(name)}` | {default_text(field)} | {values_text(field)} | {description} |")
     return "\n".join(lines) + "\n"
+
+
+def training_defaults_table() -> str:
+    """The retrain job's defaults by what the judged pairs hold (app/core/defaults.py), with evidence."""
+    from app.core.defaults import LABELLED_NEGATIVES, POSITIVES_ONLY
+
+    rows = ["| the corpus's judged pairs hold | training defaults | measured |", "|---|---|---|"]
+    for row in (LABELLED_NEGATIVES, POSITIVES_ONLY):
+        settings = ", ".join(f"`{key}`: `{json.dumps(value)}`" for key, value in row.settings.items())
+        rows.append(f"| {row.data} | {settings} | {row.evidence} |")
+    return "\n".join(rows) + "\n"

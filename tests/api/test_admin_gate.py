@@ -26,6 +26,7 @@ def test_a_cross_validated_gate_trains_fold_models_then_one_on_every_pair(admin:
     gate = job["gate"]
     assert gate["protocol"] == "cross-validation" and gate["folds"] == 2 and gate["metric"] == "MRR"
     assert gate["scheme"] == "forward"  # each block validated by a model trained on earlier queries
+    assert gate["ranking"] == "hybrid a=0.2"  # every fold scored as the claim corpus serves (its default)
     assert len(gate["per_fold_delta"]) == 2 and gate["epochs"] == 1
     assert gate["delta"] == sum(gate["per_fold_delta"]) / 2
     assert gate["noise"]["noise_band"] == 2 * gate["noise"]["standard_error"]

@@ -43,7 +43,7 @@ def test_explicit_backend_settings_are_served(make_client: ClientFactory) -> Non
 def test_a_full_encoder_queue_answers_429_with_retry_after(make_client: ClientFactory) -> None:
     client = make_client(max_queued_texts=1, batch_wait_ms=0)
     add_claims(client)
-    batcher = runtime_of(client).state().encoder.batcher
+    batcher = runtime_of(client).serving.state().encoder.batcher
     gated = GatedBackend(batcher.backend)
     batcher.backend = gated
     statuses: list[int] = []

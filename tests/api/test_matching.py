@@ -3,7 +3,6 @@ and duplicates, range filters, and what a desk gets wrong (on SQLite, PostgreSQL
 
 from __future__ import annotations
 
-import random
 import time
 from typing import Any
 
@@ -13,28 +12,11 @@ from fastapi.testclient import TestClient
 from app.serving.runtime import Runtime
 from pairank.models import resolve_model
 from tests.api.conftest import ClientFactory, wait_for
+from tests.helpers.match_data import claims, judged_pairs
 from tests.helpers.tiny_model import build_tiny_model
 
 NAME = "checks"
 KEY = {"X-API-Key": "s3cret"}
-TOPICS = ["vaccines", "bananas", "towers", "elections", "sharks", "bleach", "masks", "gold", "water", "eggs"]
-PLACES = ["Kenya", "Brazil", "Texas", "Paris", "Manila", "Lagos", "Ohio", "Lima", "Delhi", "Oslo"]
-ACTORS = ["minister", "celebrity", "doctor", "farmer", "teacher", "senator"]
-
-
-def claims() -> list[dict[str, Any]]:
-    """60 claims with a `published` date and a `year`, and one stored twice (other quote marks)."""
-    rng = random.Random(3)
-    docs = []
-    for i in range(60):
-        text = (
-            f"The {rng.choice(ACTORS)} said {TOPICS[i % 10]} were banned in {PLACES[i // 6]} in {1990 + i}."
-        )
-        published = f"20{10 + i % 15:02d}-0{1 + i % 9}-15"
-        docs.append({"id": f"c{i:02d}", "text": text, "metadata": {"published": published, "year": 1990 + i}})
-    docs.append({"id": "c60", "text": docs[7]["text"].replace("said", "\u201csaid\u201d"),
-                 "metadata": {"published": "2024-01-01", "year": 1997}})  # fmt: skip
-    return docs
 
 
 def build(client: TestClient) -> list[dict[str, Any]]:
@@ -42,13 +24,7 @@ def build(client: TestClient) -> list[dict[str, Any]]:
     assert client.post("/v1/corpora", json={"name": NAME, "kind": "claim"}).status_code == 201
     docs = claims()
     assert client.post(f"/v1/corpora/{NAME}/documents", json={"documents": docs}).status_code == 200
-    pairs = []
-    for i in range(40):
-        doc = docs[i]
-        words = doc["text"].split()
-        pairs.append({"query": f"were {words[3]} banned in {words[7]} in {words[9].rstrip('.')}?",
-                      "document_id": doc["id"], "label": 1})  # fmt: skip
-        pairs.append({"query": pairs[-1]["query"], "document_id": docs[(i + 11) % 60]["id"], "label": 0})
+    pairs = judged_pairs(docs)
     assert client.post(f"/v1/corpora/{NAME}/pairs", json={"pairs": pairs}).status_code == 201
     return docs
 
@@ -73,6 +49,11 @@ def test_calibrate_decide_and_explain(client: TestClient) -> None:
         report["report"]
     )
     assert report["ranking"] == "hybrid a=0.2" and report["twin_groups"] == 1
+    curves = report["curves"]
+    assert curves["threshold"][0] == 0.0 and curves["threshold"][-1] == 1.0
+    coverage = curves["match_coverage"]  # auto-matching less as its threshold rises
+    assert all(a >= b for a, b in zip(coverage, coverage[1:], strict=False))
+    assert len(curves["match_precision"]) == len(curves["new_coverage"]) == len(curves["threshold"]) == 21
     assert client.get(f"/v1/corpora/{NAME}/twins").json()["groups"] == [["c07", "c60"]]
     plot = client.get(f"/v1/corpora/{NAME}/match/calibration.png")
     assert plot.status_code == 200 and plot.content.startswith(b"\x89PNG")

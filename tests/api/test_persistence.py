@@ -168,8 +168,8 @@ def test_a_follower_switches_models_without_writing_the_registry(
         active = ModelRepository(session).active()
         assert active is not None
         version, activated_at = active.version, active.activated_at
-    runtime_of(follower).follow_once()
-    assert runtime_of(follower).state().model_version == version
+    runtime_of(follower).follower.follow_once()
+    assert runtime_of(follower).serving.state().model_version == version
     with runtime.sessions() as session:
         after = ModelRepository(session).active()
         assert after is not None and after.version == version

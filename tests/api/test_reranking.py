@@ -102,7 +102,7 @@ def test_bad_stages_are_422_naming_the_field_and_the_limit(
 
 def test_which_model_may_rerank_and_who_may_name_it(admin: tuple[TestClient, str]) -> None:
     client, version = admin
-    bi_encoder = client.get("/ready").json().get("model") or runtime_of(client).state().model_version
+    bi_encoder = client.get("/ready").json().get("model") or runtime_of(client).serving.state().model_version
     stage = {"model": version, "k": 3}
     refused = client.put("/v1/corpora/claims/ranking", json={**DENSE, "rerank": stage})  # no admin key
     assert refused.status_code == 403 and refused.json()["field"] == "rerank.model"

@@ -18,6 +18,7 @@ READ_POSTS = {
     "/v1/corpora/{name}/rank",
     "/v1/rank",
     "/v1/corpora/{name}/duplicates",
+    "/v1/corpora/{name}/match",
     "/v1/similarity",
     "/v1/corpora/{name}/compare",
     "/v1/corpora/{name}/compare/metrics",

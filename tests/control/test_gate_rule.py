@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.control.gate import build_gate_dataset, paired_noise
+from app.control.gate import build_gate_dataset, offline_candidates, paired_noise
 from app.control.pair_export import ExportedPair, write_pairs
-from app.control.retrain_job import DEV_FOLDER, TRAIN_PAIRS, RetrainParams, write_config
+from app.control.retraining.config import DEV_FOLDER, TRAIN_PAIRS, RetrainParams, write_config
 from evaluation.datasets import LabeledPair, load_beir
+from evaluation.hybrid_eval import fused_run
 from evaluation.judgements import judge_pairs, pair_task, relevance_grade, write_beir
-from evaluation.metrics import RankingReport
+from evaluation.metrics import RankingReport, evaluate_ranking
 from evaluation.model_eval import evaluate_beir
+from indexes.fusion import RankingSetting
 from pairank.models import load_sentence_transformer, resolve_model
 from training.config import config_from_dict
 from training.evaluators import model_encoder
@@ -80,8 +82,9 @@ def test_write_beir_round_trips(tmp_path: Path) -> None:
     assert (loaded.corpus, loaded.queries, loaded.qrels) == (dataset.corpus, dataset.queries, dataset.qrels)
 
 
+@pytest.mark.parametrize("served", [None, RankingSetting("hybrid", 0.2)], ids=["dense", "hybrid"])
 def test_the_trainers_best_dev_metric_is_the_gates_candidate_metric(
-    tmp_path: Path, tiny_model_dir: Path
+    tmp_path: Path, tiny_model_dir: Path, served: RankingSetting | None
 ) -> None:
     params = RetrainParams(
         corpus="claims",
@@ -102,7 +105,7 @@ def test_the_trainers_best_dev_metric_is_the_gates_candidate_metric(
         dev_fraction=0.2,
     )
     job_dir = tmp_path / "job"
-    write_config(job_dir, params, DEV)
+    write_config(job_dir, params, DEV, ranking=served)
     write_pairs(job_dir / TRAIN_PAIRS, TRAIN)
     gate_set = build_gate_dataset(CORPUS, DEV)  # what the job stages for the trainer, then gates with
     write_beir(gate_set.dataset, job_dir / DEV_FOLDER)
@@ -114,10 +117,15 @@ def test_the_trainers_best_dev_metric_is_the_gates_candidate_metric(
     best = json.loads((tmp_path / "run" / "metrics.json").read_text())["best"]["dev_metric"]
     candidate = load_sentence_transformer(resolve_model(str(tmp_path / "run")), device="cpu")
     assert candidate.max_seq_length == 32
-    # The trainer selects its checkpoint on the gate's own dev set, scored as training/ scores it (dense).
-    gate = evaluate_beir(
-        model_encoder(candidate), gate_set.dataset, gate_set.mode, metrics=["MRR"], top_k=100
-    )
+    # The trainer selects its checkpoint on the gate's own dev set, scored through the first stage the
+    # corpus serves (dense: as training/ always scored it; else the one first stage's pools).
+    if served is None:
+        gate = evaluate_beir(
+            model_encoder(candidate), gate_set.dataset, gate_set.mode, metrics=["MRR"], top_k=100
+        )
+    else:
+        pools = offline_candidates(model_encoder(candidate), gate_set)
+        gate = evaluate_ranking(gate_set.dataset.qrels, fused_run(pools, served), metrics=["MRR"])
     assert gate.means["MRR"] == pytest.approx(best, abs=1e-6)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.control.training_curve import TrainingCurve
+from app.control.retraining.curve import TrainingCurve
 
 
 def test_the_curve_keeps_epochs_and_thins_steps() -> None:

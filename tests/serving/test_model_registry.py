@@ -36,16 +36,16 @@ def test_a_configured_folder_registered_elsewhere_comes_from_the_database(
     version = resolve_model(str(folder)).version
     first = machine(make_runtime, tmp_path / "a", folder)
     serve(first)
-    assert first.state().model_version == version
+    assert first.serving.state().model_version == version
     shutil.rmtree(folder)  # the second machine has no such folder: PAIRANK_MODEL names the registration
     second = machine(make_runtime, tmp_path / "b", folder)
     serve(second)
-    assert second.state().model_version == version
-    loaded = Path(second.state().encoder.spec.path)
+    assert second.serving.state().model_version == version
+    loaded = Path(second.serving.state().encoder.spec.path)
     assert loaded.is_relative_to(tmp_path / "b" / "models" / "cache")
     assert resolve_model(str(loaded)).version == version  # the copy is named like the folder it came from
     np.testing.assert_allclose(
-        second.state().encoder.encode(TEXTS), first.state().encoder.encode(TEXTS), atol=1e-6
+        second.serving.state().encoder.encode(TEXTS), first.serving.state().encoder.encode(TEXTS), atol=1e-6
     )
 
 
@@ -92,4 +92,4 @@ def test_copies_of_a_model_deleted_through_another_machine_are_pruned(
     assert copy.is_dir()  # the first machine's cache is its own
     assert first.serving.registry.prune_cache() == 1 and not copy.parent.exists()
     assert first.serving.registry.prune_cache() == 0
-    assert Path(first.state().encoder.spec.path).is_dir()  # the served model's copy stays
+    assert Path(first.serving.state().encoder.spec.path).is_dir()  # the served model's copy stays

@@ -64,14 +64,14 @@ def test_the_follower_applies_writes_and_activations_without_writing_the_registr
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=11)
     spec = resolve_model(str(other))
     leader.serving.registry.register(spec, str(other), "configured")
-    leader.swap(leader.serving.build_state(spec))
+    leader.serving.swap(leader.serving.build_state(spec))
     with leader.sessions() as session:
         active = ModelRepository(session).active()
         assert active is not None and active.version == spec.version
         activated_at = active.activated_at
 
     follower.follower.follow_once()
-    assert follower.state().model_version == spec.version
+    assert follower.serving.state().model_version == spec.version
     assert sorted(ranked_ids(follower, "claims", CLAIMS[1][1])) == ["c1", "c2"]  # its indexes came along
     with follower.sessions() as session:
         after = ModelRepository(session).active()

@@ -49,10 +49,10 @@ def writer(make_runtime: RuntimeFactory) -> Runtime:
 
 def test_a_write_stores_its_vectors_and_mark_in_its_own_transaction(writer: Runtime) -> None:
     upsert(writer, CLAIMS)
-    rows, space_mark, corpus_mark = space_rows(writer, writer.serving_version())
+    rows, space_mark, corpus_mark = space_rows(writer, writer.serving.version())
     assert rows == 2 and space_mark == corpus_mark == 2
     CorpusService(writer).delete_document("claims", "c1")
-    rows, space_mark, corpus_mark = space_rows(writer, writer.serving_version())
+    rows, space_mark, corpus_mark = space_rows(writer, writer.serving.version())
     assert rows == 1 and space_mark == corpus_mark == 3  # the vector went with its document
 
 
@@ -86,12 +86,12 @@ def test_a_large_space_gets_its_hnsw_graph_and_answers_like_exact_search(
     monkeypatch.setattr(pgvector_maintenance, "HNSW_FROM_ROWS", 30)
     documents = {f"d{i}": f"claim number {i} about topic {i % 7} and place {i % 11}" for i in range(60)}
     upsert(writer, documents)
-    store = writer.state().store
+    store = writer.serving.state().store
     opened = store.get("claims")
     assert opened in store.due(10_000, 3600.0)
     assert store.checkpoint(opened)
     assert CorpusService(writer).index_status("claims")["structure"] == "hnsw"
-    queries = writer.state().encoder.encode(["topic 3 place 5", "claim number 42"])
+    queries = writer.serving.state().encoder.encode(["topic 3 place 5", "claim number 42"])
     with_graph = opened.search(queries, 5)
     opened.hnsw = False  # the same space searched exactly
     exact = opened.search(queries, 5)
@@ -106,20 +106,22 @@ def test_an_activation_keeps_the_previous_model_and_drops_older_ones(writer: Run
         assert corpus is not None
         for version in ("retired-model", "previous-model"):
             VectorRepository(session).create_space(corpus.id, version, 8)
-    writer.state().store.activated("previous-model")
+    writer.serving.state().store.activated("previous-model")
     with writer.sessions() as session:
         corpus = CorpusRepository(session).get("claims")
         assert corpus is not None
         repository = VectorRepository(session)
         assert repository.space(corpus.id, "retired-model") is None
         assert repository.space(corpus.id, "previous-model") is not None
-        assert repository.space(corpus.id, writer.serving_version()) is not None
+        assert repository.space(corpus.id, writer.serving.version()) is not None
 
 
 def test_search_results_are_cosines_of_unit_vectors(writer: Runtime) -> None:
     upsert(writer, CLAIMS)
-    opened = writer.state().store.get("claims")
-    matrix = writer.state().store.vectors_of(opened, [d for d, _ in opened.search_one(np.ones(32), 2)])
+    opened = writer.serving.state().store.get("claims")
+    matrix = writer.serving.state().store.vectors_of(
+        opened, [d for d, _ in opened.search_one(np.ones(32), 2)]
+    )
     np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
 
 

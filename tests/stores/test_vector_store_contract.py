@@ -111,7 +111,7 @@ def test_another_runtime_sees_the_writes_after_following(
     reader = make_runtime()
     serve(reader)
     upsert(runtime, {"c5": "Garlic protects against the virus"})
-    reader.state().store.follow()
+    reader.serving.state().store.follow()
     assert "c5" in dict(ranked(reader, "garlic protects you"))
 
 

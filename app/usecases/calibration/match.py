@@ -178,11 +178,14 @@ def calibrate_corpus(
 
 
 def public_report(record: Mapping[str, Any]) -> dict[str, Any]:
-    """What the API shows of a calibration (its forward outcomes and model weights stay stored)."""
+    """What the API shows of a calibration: its forward outcomes (stored) become threshold curves."""
     hidden = {"outcomes", "decision", "twins"}
+    policy = MatchPolicy.of(record.get("policy"))
+    found = _outcomes(record.get("outcomes", []))
     return {
         **{k: v for k, v in record.items() if k not in hidden},
         "twin_groups": len(record.get("twins", [])),
+        "curves": threshold_curves(found, policy.absent_share, policy.min_words, points=21),
     }
 
 

@@ -102,13 +102,16 @@ export function appStore() {
       this.counts = null;
       Alpine.store("search").reset();
       Alpine.store("compare").reset();
+      Alpine.store("match").reset();
       await this.loadCounts();
+      if (this.view === "match") await Alpine.store("match").load();
     },
 
     show(view) {
       this.view = view;
       if (view === "models" && this.isAdmin) Alpine.store("models").load();
       if (view === "evaluations") Alpine.store("evaluations").load();
+      if (view === "match") Alpine.store("match").load();
     },
   };
 }

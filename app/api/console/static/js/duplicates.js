@@ -23,6 +23,8 @@ export function duplicatesStore() {
     threshold: null,
     source: "",
     model: "",
+    on: "cosine",
+    judged: {}, // "text\u0000id" -> 1 (same claim) or 0 (not the same), as stored
 
     async upload(event) {
       const file = event.target.files && event.target.files[0];
@@ -67,6 +69,31 @@ export function duplicatesStore() {
       this.threshold = found.passing.threshold;
       this.source = found.passing.threshold_source;
       this.model = found.passing.model;
+      this.on = found.passing.threshold_on || "cosine";
+    },
+
+    /** What decides: the corpus's match policy (on the probability), its calibrated cosine, or the default. */
+    thresholdLabel() {
+      const source = {
+        policy: "the corpus's match policy: its auto-match threshold on the calibrated probability",
+        corpus: "calibrated for this corpus and model",
+        request: "asked for",
+      }[this.source] || "the service default: calibrate the corpus to set its own";
+      return `threshold ${this.threshold.toFixed(3)} on the ${this.on} (${source}) · ${this.model}`;
+    },
+
+    pressed(text, documentId, label) {
+      return this.judged[`${text}\u0000${documentId}`] === label;
+    },
+
+    /** Store whether an incoming text and a document are the same claim, as a judged pair of the corpus. */
+    async judge(text, documentId, label) {
+      const app = Alpine.store("app");
+      const body = { query: text, document_id: String(documentId), label };
+      const judged = await app.run(() => call("PUT", corpusPath(app.corpus, "/pairs/judgement"), body));
+      if (!judged) return;
+      this.judged = { ...this.judged, [`${text}\u0000${documentId}`]: judged.pair.label };
+      app.counts = judged.counts;
     },
 
     cosine(match) {

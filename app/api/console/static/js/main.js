@@ -5,6 +5,7 @@ import { compareStore } from "./compare.js";
 import { duplicatesStore } from "./duplicates.js";
 import { evaluationsStore } from "./evaluations.js";
 import { inboxStore } from "./inbox.js";
+import { matchStore } from "./match.js";
 import { modelsStore } from "./models.js";
 import { searchStore } from "./search.js";
 
@@ -13,6 +14,7 @@ Alpine.store("compare", compareStore());
 Alpine.store("duplicates", duplicatesStore());
 Alpine.store("models", modelsStore());
 Alpine.store("evaluations", evaluationsStore());
+Alpine.store("match", matchStore());
 Alpine.store("inbox", inboxStore());
 Alpine.store("app", appStore()); // last: its init() signs a kept key in, which uses the others
 window.Alpine = Alpine; // for the browser's devtools

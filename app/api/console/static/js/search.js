@@ -51,6 +51,7 @@ export function searchStore() {
       const body = { query, k: Number(this.k) || 10, include_metadata: true, ...this.options() };
       const ranked = await app.run(() => call("POST", corpusPath(app.corpus, "/rank"), body));
       if (!ranked) return;
+      await Alpine.store("match").decide(query, ranked);
       this.results = ranked.results;
       this.ranking = ranked.ranking;
       this.model = ranked.model;

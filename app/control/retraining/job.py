@@ -9,11 +9,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from app.control.activation import activation_job
 from app.control.gate import (
@@ -25,129 +23,31 @@ from app.control.gate import (
     paired_noise,
     served_candidates,
 )
-from app.control.gate_cv import FORWARD_MIN_TRAIN, cross_validated_gate
+from app.control.gate_cv import cross_validated_gate
 from app.control.job_context import JobContext, Outcome
 from app.control.pair_export import ExportedPair, read_pairs
-from app.control.training_curve import TrainingCurve
-from app.control.training_process import TrainingProcess, describe_exit
-from app.db.blob_store import cached_input
+from app.control.retraining.config import (
+    DEV_FOLDER,
+    DEV_PAIRS,
+    RetrainParams,
+    fetch_inputs,
+    job_paths,
+    write_config,
+)
+from app.control.retraining.curve import TrainingCurve
+from app.control.retraining.process import TrainingProcess, describe_exit
 from app.db.models import utcnow
 from app.db.repositories.corpora import CorpusRepository
 from app.db.repositories.documents import DocumentRepository
-from app.search.ranking_setting import ranking_record
+from app.search.ranking_setting import RankingChoice, RankingSetting, ranking_record, resolve_mode
 from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder
 from app.serving.state import ServingState
-from evaluation.judgements import pair_task, write_beir
+from evaluation.judgements import write_beir
 from pairank import train_events
 from pairank.models import ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
-DEV_FOLDER = "dev"  # in the job folder: the gate's dev set as a BEIR folder, the trainer's dev set
-TRAIN_PAIRS, DEV_PAIRS = "train_pairs.jsonl", "dev_pairs.jsonl"
-INPUTS = (TRAIN_PAIRS, DEV_PAIRS)  # a retraining job's inputs, stored with the job (app/db/blob_store.py)
-
-
-@dataclass(frozen=True)
-class RetrainParams:
-    """A validated retraining request with every default filled in."""
-
-    corpus: str
-    kind: str
-    base_model: str
-    loss: str
-    loss_params: dict[str, Any]
-    shuffling: str
-    shuffle_params: dict[str, Any]
-    epochs: int
-    batch_size: int
-    learning_rate: float
-    max_seq_length: int
-    seed: int
-    gate_metric: str
-    auto_activate: bool
-    min_improvement: float
-    dev_fraction: float
-    require_significant: bool = True  # a gain inside the dev noise band is not activated
-    cross_validation: str = "auto"
-    folds: int = 5
-    hard_negatives: dict[str, Any] | None = None
-    cv_folds: int = 0  # resolved at submission: > 0, the gate cross-validates (app/control/gate_cv.py)
-    # The registered version `base_model` names, if any: the worker trains from its stored files.
-    base_version: str | None = None
-
-
-def training_config(
-    params: RetrainParams, job_dir: Path, dev: list[ExportedPair], base_path: str | None = None
-) -> dict[str, Any]:
-    """The `pairank train` YAML config of a job (`base_path`: the base model's folder on this machine).
-
-    The trainer selects its checkpoint on the gate's own dev set (the corpus's documents judged by the
-    dev pairs, staged by the job as a BEIR folder) and metric, so its best dev metric is the gate's
-    candidate metric (up to the served encoder's precision).
-    """
-    config: dict[str, Any] = {
-        "name": f"retrain-{params.corpus}",
-        "base_model": base_path or params.base_model,
-        "max_seq_length": params.max_seq_length,
-        "seed": params.seed,
-        "data": {"train_pairs": str(job_dir / TRAIN_PAIRS)},
-        "dev": {
-            "kind": "beir",
-            "path": str(job_dir / DEV_FOLDER),
-            "split": "dev",
-            "task": pair_task(dev),
-            "metric": params.gate_metric,
-            "with_titles": False,
-        },
-        "stages": [
-            {
-                "name": "retrain",
-                "loss": params.loss,
-                "loss_params": params.loss_params,
-                "epochs": params.epochs,
-                "lr": params.learning_rate,
-                "batch_size": params.batch_size,
-                "shuffle": params.shuffling,
-                "shuffle_params": params.shuffle_params,
-            }
-        ],
-    }
-    if params.hard_negatives:  # mined from every corpus document: the gate's staged corpus
-        pool = str(job_dir / DEV_FOLDER / "corpus.jsonl")
-        config["stages"][0]["hard_negatives"] = {**params.hard_negatives, "corpus": pool}
-    if params.cv_folds:
-        # K forward cut points over train + dev, then the final model on all pairs (gate_cv.py).
-        config["cv"] = {
-            "folds": params.cv_folds,
-            "seeds": 1,
-            "scheme": "forward",
-            "min_train": FORWARD_MIN_TRAIN,
-        }
-    return config
-
-
-def job_paths(data_dir: Path, job_id: str) -> tuple[Path, Path]:
-    """(the job's input folder: pairs and config; the training run's output folder)."""
-    return data_dir / "jobs" / job_id, data_dir / "models" / job_id
-
-
-def write_config(
-    job_dir: Path, params: RetrainParams, dev: list[ExportedPair], base_path: str | None = None
-) -> dict[str, Any]:
-    """Write the job's `pairank train` config, with this machine's paths, into its folder; returns it."""
-    config = training_config(params, job_dir, dev, base_path)
-    job_dir.mkdir(parents=True, exist_ok=True)
-    (job_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    return config
-
-
-def fetch_inputs(service: ServiceContext, job_id: str, job_dir: Path) -> None:
-    """The job's pairs from the database into this worker's job folder (a verified cache): the job was
-    submitted through any process, on any machine."""
-    with service.sessions() as session:
-        for name in INPUTS:
-            cached_input(session, job_id, name, job_dir)
 
 
 def run_retrain(service: ServiceContext, context: JobContext) -> Outcome:
@@ -186,8 +86,8 @@ class RetrainRun:
         # it was registered.
         registry = self.service.serving.registry
         base_path = registry.spec(self.params.base_version).path if self.params.base_version else None
-        config = write_config(self.job_dir, self.params, dev, base_path)
         gate_set = self._gate_dataset(dev)
+        config = write_config(self.job_dir, self.params, dev, base_path, self._served_ranking())
         write_beir(gate_set.dataset, self.job_dir / DEV_FOLDER)  # the trainer's dev set is the gate's
         context.progress("training", train_pairs=context.params.get("train_pairs"), dev_pairs=len(dev))
         self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir, context.cancelled)
@@ -218,6 +118,9 @@ class RetrainRun:
         if params.cv_folds:
             summary = json.loads((self.run_dir / "cv.json").read_text())
             gate = cross_validated_gate(summary, params.min_improvement, params.require_significant)
+            carried = self._carried_calibration(spec.version, gate, gate_set)
+            if carried is not None:
+                gate["calibration"] = carried
         else:
             gate = self._gate(candidate.encode_bulk, active, gate_set, spec.version)
         gate["active_model"] = active.model_version
@@ -256,6 +159,34 @@ class RetrainRun:
             self.stored_calibration = corpus.ranking_calibration
             self.default_ranking = corpus.default_ranking
         return build_gate_dataset(documents, dev)
+
+    def _carried_calibration(
+        self, version: str, gate: dict[str, Any], dataset: GateDataset
+    ) -> dict[str, Any] | None:
+        """The folds scored the candidate at the ranking the corpus serves; where that is a calibration
+        of the active model (not the corpus default, which serves any model), the candidate keeps it
+        on activation, so it is served exactly as it was judged."""
+        stored = self.stored_calibration
+        if not stored or stored.get("model") != self.service.serving.state().model_version:
+            return None
+        setting = self._served_ranking()
+        value = float(gate["candidate"][gate["metric"]])
+        choice = RankingChoice(setting, value, {setting.label: value})
+        record = ranking_record(
+            version,
+            choice,
+            gate["metric"],
+            int(gate["queries"]),
+            dataset.mode,
+            GATE_SOURCE,
+            utcnow().isoformat(),
+        )
+        return {"corpus": self.params.corpus, **record}
+
+    def _served_ranking(self) -> RankingSetting:
+        """The first stage the corpus serves with the active model now (`rank` without choices)."""
+        model = self.service.serving.state().model_version
+        return resolve_mode(None, self.stored_calibration, model, self.default_ranking)
 
     def _gate(
         self, candidate_encode: Any, active: ServingState, dataset: GateDataset, version: str
