@@ -215,6 +215,44 @@ class Settings(BaseSettings):
     max_evaluation_documents: int = Field(
         100_000, ge=1, description="Inline documents per evaluation request; 413 above."
     )
+    # The tips inbox (docs/guides/inbox.md).
+    max_inbox_items_per_request: int = Field(
+        1_000, ge=1, description="Items per POST to an inbox; 413 above."
+    )
+    inbox_cluster_threshold: float = Field(
+        0.65,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine to a cluster's centroid from which an incoming item joins it, until the desk's "
+        "moves and splits calibrate the inbox's own.",
+    )
+    inbox_join_probability: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Probability of its most probable check from which an item joins the cluster led by the "
+        "same check, however far its centroid (an auto-match always does).",
+    )
+    inbox_rematch_seconds: float = Field(
+        1.0,
+        ge=0.0,
+        description="How often a process re-matches inboxes' clusters against newly published documents "
+        "(on PostgreSQL a document write also wakes it); 0: never in this process.",
+    )
+    inbox_rematch_floor: float = Field(
+        0.5,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine of a new document to a cluster's centroid from which it is decided again.",
+    )
+    webhook_attempts: int = Field(8, ge=1, le=100, description="Attempts per webhook event before it fails.")
+    webhook_backoff_seconds: float = Field(
+        2.0, gt=0.0, description="First retry delay of a webhook event; doubled each attempt, with jitter."
+    )
+    webhook_timeout_seconds: float = Field(5.0, gt=0.0, description="Timeout of one webhook POST.")
+    webhook_poll_seconds: float = Field(
+        0.5, ge=0.0, description="How often a process looks for due webhook events; 0: never in this process."
+    )
 
     @model_validator(mode="after")
     def _pgvector_needs_postgresql(self) -> Settings:

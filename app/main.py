@@ -26,6 +26,7 @@ from app.api.routes import (
     health,
     identity,
     imports,
+    inbox,
     judgements,
     matching,
     pairs,
@@ -36,7 +37,7 @@ from app.api.routes.imports import IMPORTS_PATH
 from app.api.security import TokenBuckets
 from app.config import Settings, get_settings
 from app.observability.metrics import worker_exited
-from app.process import configure_process, embed_job_worker
+from app.process import configure_process, embed_inbox_loops, embed_job_worker
 from app.serving.runtime import Runtime
 from app.usecases.api_keys import KeyCache
 from pairank import __version__
@@ -61,6 +62,7 @@ def create_app(
         if not active.serving.is_ready():
             if active.settings.embedded_worker:
                 embed_job_worker(active)
+            embed_inbox_loops(active)
             active.start_loading()
         try:
             yield
@@ -108,6 +110,7 @@ def create_app(
     )
     for module in (*routers, imports, admin):
         app.include_router(module.router)
+    app.include_router(inbox.router)
     install_console(app)
     install_docs(app)
     return app

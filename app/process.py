@@ -15,11 +15,14 @@ from app.control.activation import run_activation
 from app.control.language_job import run_language_change
 from app.control.retraining.job import run_retrain
 from app.control.worker import Handler, JobWorker
+from app.db.notifications import ChangeWaiter
 from app.observability.logs import configure_logging
 from app.serving.runtime import Runtime
 from app.usecases.calibration.match import run_match_calibration
 from app.usecases.evaluations import run_evaluation
 from app.usecases.imports import run_import
+from app.usecases.inbox.rematch import rematch_forever
+from app.usecases.inbox.webhooks import deliver_forever
 from app.usecases.workbench.query_sets import run_query_set
 
 JOB_HANDLERS: dict[str, Handler] = {
@@ -54,3 +57,16 @@ def job_worker(runtime: Runtime, kinds: tuple[str, ...] | None = None) -> JobWor
 def embed_job_worker(runtime: Runtime) -> None:
     """Run queued jobs in a thread of this serving process once it has loaded (`PAIRANK_EMBEDDED_WORKER`)."""
     runtime.run_after_loading("pairank-job-worker", job_worker(runtime).run_forever)
+
+
+def embed_inbox_loops(runtime: Runtime) -> None:
+    """Run the inboxes' re-match on publish and webhook delivery in threads of this process once it has
+    loaded (`PAIRANK_INBOX_REMATCH_SECONDS`, `PAIRANK_WEBHOOK_POLL_SECONDS`; 0 turns one off)."""
+    settings = runtime.settings
+    if settings.inbox_rematch_seconds > 0:
+        waiter = ChangeWaiter(runtime.engine)
+        runtime.run_after_loading(
+            "pairank-inbox-rematch", lambda closed: rematch_forever(runtime, waiter.wait, closed)
+        )
+    if settings.webhook_poll_seconds > 0:
+        runtime.run_after_loading("pairank-webhooks", lambda closed: deliver_forever(runtime, closed))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from alembic import context
 
 import app.db.admin_models  # noqa: F401  (registers the retraining tables on Base.metadata)
+import app.db.inbox_models  # noqa: F401  (registers the inbox tables)
 import app.db.workbench_models  # noqa: F401  (the judgements and query-set tables)
 from app.db.engine import make_engine
 from app.db.models import Base

@@ -77,6 +77,7 @@ class RankingService:
         how: RankingSetting,
         conditions: dict[str, Any] | None,
         asked: LanguageRequest | None = None,
+        vectors: np.ndarray | None = None,
     ) -> tuple[list[list[Hit]], list[QueryLanguage]]:
         """Each query's best `depth` documents of the corpus (or of those a filter, and with
         `same_language` the query's language, admit) under `how`, and each query's language: the one
@@ -86,7 +87,8 @@ class RankingService:
         groups: dict[str | None, list[int]] = {}
         for position, language in enumerate(languages):
             groups.setdefault(language.code if asked.same_language else None, []).append(position)
-        vectors = state.encoder.encode(list(queries))
+        if vectors is None:  # a caller that encoded the queries already (the inbox) hands them over
+            vectors = state.encoder.encode(list(queries))
         corpus = LiveCorpus(state.store, opened)
         hits: list[list[Hit]] = [[] for _ in queries]
         for positions in groups.values():
@@ -111,6 +113,7 @@ class RankingService:
         include_metadata: bool,
         requested: RankingRequest | None,
         asked: LanguageRequest | None = None,
+        vectors: np.ndarray | None = None,
     ) -> Served:
         """Each query's best k documents as `rank` serves them (the first stage, then the corpus's or the
         request's re-ranking stage), with the setting, the stage and each query's language."""
@@ -119,7 +122,9 @@ class RankingService:
             self.service, requested.rerank if requested else None, opened.settings.default_ranking
         )
         depth = first_stage_depth(k, second)
-        hit_lists, languages = self.first_stage(state, opened, queries, depth, how, conditions, asked)
+        hit_lists, languages = self.first_stage(
+            state, opened, queries, depth, how, conditions, asked, vectors
+        )
         lists = self.resolve_many(opened, hit_lists, include_metadata)
         if second is not None:
             lists = [

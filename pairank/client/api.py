@@ -8,6 +8,7 @@ from pairank.client.ops import (
     corpora,
     evaluations,
     imports,
+    inbox,
     judgements,
     matching,
     pairs,
@@ -76,6 +77,21 @@ class Api:
     query_set_history = operation(query_sets.query_set_history)
     run_query_set = operation(query_sets.run_query_set)
     delete_query_set = operation(query_sets.delete_query_set)
+
+    # The tips inbox (docs/guides/inbox.md).
+    create_inbox = operation(inbox.create_inbox)
+    list_inboxes = operation(inbox.list_inboxes)
+    get_inbox = operation(inbox.get_inbox)
+    delete_inbox = operation(inbox.delete_inbox)
+    add_items = operation(inbox.add_items)
+    list_clusters = operation(inbox.list_clusters)
+    iter_clusters = paged(inbox.iter_clusters)
+    get_cluster = operation(inbox.get_cluster)
+    confirm = operation(inbox.confirm)
+    reject = operation(inbox.reject)
+    set_cluster_status = operation(inbox.set_cluster_status)
+    move_item = operation(inbox.move_item)
+    list_deliveries = operation(inbox.list_deliveries)
 
     # Evaluations.
     create_evaluation = operation(evaluations.create_evaluation)

@@ -63,7 +63,15 @@ def concrete(path: str) -> str:
         path.replace("{name}", "claims")
         .replace("{version}", "m")
         .replace("{key_id}", "abc")
-        .format(doc_id="c1", job_id="x1", evaluation_id="x1", pair_id="1", judgement_id="1", set_name="s1")
+        .format(
+            doc_id="c1",
+            job_id="x1",
+            evaluation_id="x1",
+            pair_id="1",
+            judgement_id="1",
+            set_name="s1",
+            cluster_id="1",
+        )
     )
 
 

@@ -5,6 +5,7 @@ import { compareStore } from "./compare.js";
 import { dataStore } from "./data.js";
 import { duplicatesStore } from "./duplicates.js";
 import { evaluationsStore } from "./evaluations.js";
+import { inboxStore } from "./inbox.js";
 import { matchStore } from "./match.js";
 import { judgementsStore } from "./judgements.js";
 import { modelsStore } from "./models.js";
@@ -20,6 +21,7 @@ Alpine.store("match", matchStore());
 Alpine.store("judgements", judgementsStore());
 Alpine.store("data", dataStore());
 Alpine.store("querysets", querySetsStore());
+Alpine.store("inbox", inboxStore());
 Alpine.store("app", appStore()); // last: its init() signs a kept key in, which uses the others
 window.Alpine = Alpine; // for the browser's devtools
 Alpine.start();

@@ -1,0 +1,1 @@
+"""The tips inbox: incoming texts clustered, decided against corpora, triaged, re-matched on publish."""
