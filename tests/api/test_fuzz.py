@@ -51,7 +51,7 @@ def started(tiny_model_dir: Path, export_cache_dir: Path) -> Iterator[None]:
     _SETTINGS.model_cache_dir = export_cache_dir
     upgrade_to_head(_SETTINGS.resolved_database_url)
     with TestClient(APP) as client:
-        assert _RUNTIME.wait_ready(60), _RUNTIME.load_error
+        assert _RUNTIME.serving.wait_ready(60), _RUNTIME.serving.load_error
         # Cases carry a write key (admin routes: the admin key); requests without one must get 401
         # (ignored_auth).
         _, key = ApiKeyService(_RUNTIME.sessions).create("write", name="fuzz")
