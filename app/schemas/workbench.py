@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from app.schemas.common import NonBlankText
 from app.schemas.requests import RequestModel
 
 JudgementScale = Literal["binary", "graded"]
@@ -89,7 +90,9 @@ class QuerySetCreate(RequestModel):
     """POST /v1/corpora/{name}/query-sets body: a named list of queries."""
 
     name: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9][A-Za-z0-9 _.-]*$")
-    queries: list[str] = Field(min_length=1, max_length=1000, description="Query texts (duplicates dropped).")
+    queries: list[NonBlankText] = Field(
+        min_length=1, max_length=1000, description="Query texts (duplicates dropped)."
+    )
 
 
 class QueryChangeOut(BaseModel):

@@ -67,7 +67,7 @@ def test_query_set_errors(client: TestClient) -> None:
     taken = client.post(SETS, json={"name": "a", "queries": ["q"]})
     assert taken.status_code == 409 and taken.json()["field"] == "name"
     blank = client.post(SETS, json={"name": "b", "queries": ["  "]})
-    assert blank.status_code == 422 and blank.json()["field"] == "queries"
+    assert blank.status_code == 422 and blank.json()["errors"][0]["field"].startswith("queries")
     too_many = client.post(SETS, json={"name": "b", "queries": [f"q{i}" for i in range(1001)]})
     assert too_many.status_code == 422 and too_many.json()["errors"][0]["field"] == "queries"
     missing = client.post(f"{SETS}/nope/runs")

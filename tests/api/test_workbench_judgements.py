@@ -82,7 +82,7 @@ def test_two_judges_on_one_pair_are_both_kept_and_aggregated(make_client: Client
     assert len(page["judgements"]) == 3 and len(rest["judgements"]) == 1 and rest["next_cursor"] is None
     assert client.get(LIST, params={"limit": 501}, headers=ana).json()["errors"][0]["field"] == "limit"
     bad = client.get(LIST, params={"cursor": "x"}, headers=ana)
-    assert bad.status_code == 422 and bad.json()["field"] == "cursor"
+    assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "cursor"
 
 
 def test_edit_and_delete_only_your_own(make_client: ClientFactory) -> None:

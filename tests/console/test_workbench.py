@@ -211,3 +211,35 @@ def test_an_evaluation_from_uploaded_qrels(console: Console, watched: Watched, t
     report = page.get_by_test_id("evaluation-report")
     expect(report).to_contain_text("succeeded", timeout=60_000)
     expect(report.locator("tbody tr")).to_have_count(3)  # the mean and the two queries
+
+
+def test_compare_hybrid_starts_at_the_corpus_alpha_and_words_for_jobs(
+    console: Console, watched: Watched
+) -> None:
+    corpus = console.corpus()  # a claim corpus: hybrid at alpha 0.2 by default
+    alpha = console.http.get(f"/v1/corpora/{corpus}", headers=console.headers()).json()["ranking"]["alpha"]
+    sign_in(watched, console.key("read", [corpus]))
+    choose(watched, corpus)
+    page = watched.page
+    page.get_by_test_id("view-compare").click()
+    page.get_by_test_id("compare-mode-right").select_option("hybrid")
+    expect(page.get_by_test_id("compare-alpha-right")).to_have_value(str(alpha))
+    # The gate's verdict and a job's progress in words (the module the Retrain view uses).
+    said = page.evaluate(
+        """async () => {
+          const words = await import('/console/static/js/verdict.js');
+          const gate = (improved, delta, active, candidate) =>
+            ({metric: 'MRR', improved, delta, active: {MRR: active}, candidate: {MRR: candidate}});
+          const perfect = gate(false, 0, 1, 1);
+          const worse = gate(false, -0.05, 0.8, 0.75);
+          const passed = {...gate(true, 0.1, 0.5, 0.6), activation: 'queued'};
+          const started = new Date(Date.now() - 60000).toISOString();
+          const job = {status: 'running', started_at: started, progress: {step: 25, total_steps: 100}};
+          return [words.gateVerdict(perfect).text, words.gateVerdict(worse).text,
+                  words.gateVerdict(passed).text, words.progressText(job)];
+        }"""
+    )
+    assert "judge harder queries" in said[0] and said[0].startswith("Not passed")
+    assert "ranks worse" in said[1] and "Next:" in said[1]
+    assert said[2].startswith("Passed") and "being activated" in said[2]
+    assert re.fullmatch(r"25% · about 3 min 0 s left", said[3]), said[3]

@@ -54,7 +54,9 @@ def list_judgements(
     grade: Annotated[float | None, Query(ge=-1000, le=1000, description="One grade.")] = None,
     unsure: Annotated[bool | None, Query(description="Only unsure/skip (true) or only graded.")] = None,
     disagreement: Annotated[bool | None, Query(description="Only pairs whose judges differ.")] = None,
-    cursor: Annotated[str | None, Query(max_length=20, description="`next_cursor` of the last page.")] = None,
+    cursor: Annotated[
+        str | None, Query(pattern=r"^[0-9]{1,18}$", description="`next_cursor` of the last page.")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Judgements per page.")] = 100,
 ) -> JudgementPage:
     """A page of every judge's judgements, oldest first, with each pair's query, document and aggregate."""
@@ -114,7 +116,7 @@ def import_judgements(
     return JudgementsImported(judged=judged, pairs=pairs)
 
 
-@router.patch("/{judgement_id}", response_model=JudgementRecord, responses=NOT_FOUND)
+@router.patch("/{judgement_id:int}", response_model=JudgementRecord, responses=NOT_FOUND)
 def edit_judgement(
     name: CorpusNameParam,
     judgement_id: JudgementIdParam,
@@ -127,7 +129,7 @@ def edit_judgement(
     return JudgementRecord(**vars(changed))
 
 
-@router.delete("/{judgement_id}", status_code=204, responses=NOT_FOUND)
+@router.delete("/{judgement_id:int}", status_code=204, responses=NOT_FOUND)
 def delete_judgement(
     name: CorpusNameParam,
     judgement_id: JudgementIdParam,
