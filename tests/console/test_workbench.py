@@ -235,11 +235,13 @@ def test_compare_hybrid_starts_at_the_corpus_alpha_and_words_for_jobs(
           const passed = {...gate(true, 0.1, 0.5, 0.6), activation: 'queued'};
           const started = new Date(Date.now() - 60000).toISOString();
           const job = {status: 'running', started_at: started, progress: {step: 25, total_steps: 100}};
+          const served = {...worse, ranking: 'hybrid a=0.2'};
           return [words.gateVerdict(perfect).text, words.gateVerdict(worse).text,
-                  words.gateVerdict(passed).text, words.progressText(job)];
+                  words.gateVerdict(passed).text, words.progressText(job), words.gateVerdict(served).text];
         }"""
     )
     assert "judge harder queries" in said[0] and said[0].startswith("Not passed")
     assert "ranks worse" in said[1] and "Next:" in said[1]
     assert said[2].startswith("Passed") and "being activated" in said[2]
     assert re.fullmatch(r"25% · about 3 min 0 s left", said[3]), said[3]
+    assert said[4].endswith("(Both were scored as the corpus serves them: hybrid a=0.2.)")

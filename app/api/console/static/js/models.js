@@ -168,6 +168,7 @@ export function modelsStore() {
         ["delta", num(gate.delta)],
         ["noise band (2 SE)", num(noise.noise_band)],
         ["fold spread", num(gate.spread)],
+        ["scored as served", gate.ranking],
         ["candidate ranking", gate.candidate_ranking],
         ["active ranking", gate.active_ranking],
         ["improved", String(gate.improved)],

@@ -7,6 +7,19 @@ const signed = (v) => (typeof v === "number" ? `${v >= 0 ? "+" : "−"}${Math.ab
 /** The gate's verdict: {passed, text}, `text` saying why and the next step. */
 export function gateVerdict(gate) {
   if (!gate) return null;
+  const verdict = plainVerdict(gate);
+  const served = scoredAs(gate);
+  return served ? { ...verdict, text: `${verdict.text} (Both were scored as the corpus serves them: ${served}.)` } : verdict;
+}
+
+/** The pipeline the gate scored: the served ranking of a cross-validated gate, or each model's on the dev set. */
+export function scoredAs(gate) {
+  if (gate.ranking) return gate.ranking;
+  if (gate.candidate_ranking) return `candidate ${gate.candidate_ranking}, active ${gate.active_ranking}`;
+  return "";
+}
+
+function plainVerdict(gate) {
   const metric = gate.metric || "the metric";
   const active = gate.active && gate.active[metric];
   const candidate = gate.candidate && gate.candidate[metric];
