@@ -17,7 +17,7 @@ from app.schemas.evaluations import CalibrationRequest, EvaluationCreate, Rankin
 from app.schemas.keys import ApiKeyCreate
 from app.schemas.matching import MatchPolicyIn, MatchRequest
 from app.schemas.ranking import CorpusRankRequest, DuplicatesRequest, SimilarityRequest, TextRankRequest
-from app.schemas.workbench import JudgementEdit, JudgementsImport, QuerySetCreate
+from app.schemas.workbench import JudgementEdit, JudgementScaleIn, JudgementsImport, QuerySetCreate
 
 _CLAIM = "Is it true that the moon landing was filmed in a studio?"
 REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
@@ -63,6 +63,7 @@ REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
     MatchRequest: {"text": _CLAIM, "filter": {"lang": "en"}},
     MatchPolicyIn: {"match_precision": 0.95, "min_words": 3},
     QuerySetCreate: {"name": "hard claims", "queries": [_CLAIM, "does bleach cure covid?"]},
+    JudgementScaleIn: {"judgement_scale": "graded"},
     JudgementEdit: {"label": 0, "note": "on second reading: a different claim"},
     JudgementsImport: {
         "format": "jsonl",

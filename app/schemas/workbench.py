@@ -14,6 +14,18 @@ from app.schemas.requests import RequestModel
 JudgementScale = Literal["binary", "graded"]
 
 
+class JudgementScaleIn(RequestModel):
+    """PUT /v1/corpora/{name}/judgements/scale body."""
+
+    judgement_scale: JudgementScale
+
+
+class JudgementScaleOut(BaseModel):
+    """The corpus's judging scale."""
+
+    judgement_scale: JudgementScale
+
+
 class JudgementRecord(BaseModel):
     """One judge's judgement of a (query, document) pair."""
 

@@ -68,6 +68,7 @@ class Api:
     edit_judgement = operation(judgements.edit_judgement)
     delete_judgement = operation(judgements.delete_judgement)
     agreement = operation(judgements.agreement)
+    set_judgement_scale = operation(judgements.set_judgement_scale)
     export_judgements = operation(judgements.export_judgements)
     import_judgements = operation(judgements.import_judgements)
 

@@ -59,6 +59,10 @@ def test_a_query_set_is_scored_on_demand_and_after_a_ranking_change(client: Test
         assert (query in moved) == (values["MRR"] != before)
     listed = client.get(SETS).json()["query_sets"]
     assert [(s["name"], s["last_run"]["trigger"]) for s in listed] == [("hard claims", "ranking change")]
+    # So does a ranking calibration (the corpus ranks as it chose from then on).
+    calibrated = client.post("/v1/corpora/claims/calibrate-ranking", json={"metric": "MRR", "folds": 2})
+    assert calibrated.status_code == 200, calibrated.text
+    assert [r["trigger"] for r in finished_runs(client, "hard claims", 3)][2] == "ranking change"
 
 
 def test_query_set_errors(client: TestClient) -> None:

@@ -148,3 +148,18 @@ def test_agreement_is_cohens_kappa_by_hand(make_client: ClientFactory) -> None:
     assert body["graded_pairs"] == 5 and body["shared_pairs"] == 4 and body["disagreements"] == 1
     assert body["scale"] == "binary" and 0 < body["alpha"] < 1
     assert len(body["judges"]) == 3
+
+
+def test_changing_the_scale_keeps_every_judgement_on_it(client: TestClient) -> None:
+    add_claims(client)
+    scale = "/v1/corpora/claims/judgements/scale"
+    assert client.put(scale, json={"judgement_scale": "graded"}).json() == {"judgement_scale": "graded"}
+    assert client.put(URL, json={"query": QUERY, "document_id": "c1", "label": 3}).status_code == 200
+    refused = client.put(scale, json={"judgement_scale": "binary"})
+    assert refused.status_code == 409 and refused.json()["field"] == "judgement_scale"
+    assert "1 judgements" in refused.json()["detail"]
+    assert client.put(URL, json={"query": QUERY, "document_id": "c1", "label": 1}).status_code == 200
+    assert client.put(scale, json={"judgement_scale": "binary"}).status_code == 200
+    assert client.get("/v1/corpora/claims").json()["judgement_scale"] == "binary"
+    bad = client.put(scale, json={"judgement_scale": "stars"})
+    assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "judgement_scale"

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pairank.client import Client, ForbiddenError, InvalidRequestError
+from pairank.client import Client, ConflictError, ForbiddenError, InvalidRequestError
 from tests.client.conftest import url_of
 from tests.helpers.processes import Server
 
@@ -37,6 +37,9 @@ def test_judgements_through_the_client(admin: Client, server: Server) -> None:
         imported = other.import_judgements(corpus, "query,document_id,label\ntowers,c2,0\n", "csv")
         assert imported.judged == 1 and imported.pairs == 2
         other.delete_judgement(corpus, theirs)
+        with pytest.raises(ConflictError):  # the admin's 3 is off a binary scale
+            admin.set_judgement_scale(corpus, "binary")
+        assert admin.set_judgement_scale(corpus, "graded").judgement_scale == "graded"
         assert [j.judged_by for j in admin.list_judgements(corpus, query="towers").judgements].count(
             "admin-key"
         ) == 1

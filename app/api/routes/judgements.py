@@ -8,15 +8,17 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from app.api.deps import get_runtime
 from app.api.params import CorpusNameParam, QueryTextParam
-from app.api.security import READ, WriteAccess, judge_name
+from app.api.security import READ, WRITE, WriteAccess, judge_name
 from app.db.repositories.judgements import JudgementFilter
 from app.schemas.common import INT64_MAX
-from app.schemas.errors import COMMON_ERRORS, NOT_FOUND, error_responses
+from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
 from app.schemas.workbench import (
     Agreement,
     JudgementEdit,
     JudgementPage,
     JudgementRecord,
+    JudgementScaleIn,
+    JudgementScaleOut,
     JudgementsImport,
     JudgementsImported,
     JudgePairAgreement,
@@ -83,6 +85,14 @@ def agreement(name: CorpusNameParam, service: JudgementServiceDep) -> Agreement:
         pairs=pairs,
         alpha=report.alpha,
     )
+
+
+@router.put("/scale", response_model=JudgementScaleOut, responses=CONFLICT, dependencies=[WRITE])
+def set_scale(
+    name: CorpusNameParam, body: JudgementScaleIn, service: JudgementServiceDep
+) -> JudgementScaleOut:
+    """Change the corpus's judging scale (`binary` or `graded`); 409 while judgements are off the new one."""
+    return JudgementScaleOut(judgement_scale=service.set_scale(name, body.judgement_scale))  # type: ignore[arg-type]
 
 
 @router.get(

@@ -117,6 +117,15 @@ class JudgementRepository:
         rows = self.session.execute(statement).all()
         return [(pair, judge, float(grade)) for pair, judge, grade in rows if grade is not None]
 
+    def off_scale(self, allowed: tuple[int, ...]) -> int:
+        """How many of this corpus's judgements gave a grade outside `allowed`."""
+        statement = select(func.count()).where(
+            PairJudgement.corpus_id == self.corpus_id,
+            PairJudgement.grade.is_not(None),
+            PairJudgement.grade.not_in([float(g) for g in allowed]),
+        )
+        return int(self.session.scalar(statement) or 0)
+
     def disagreement_count(self) -> int:
         """Pairs of this corpus whose judges gave different grades."""
         statement = select(func.count()).where(

@@ -23,6 +23,7 @@ from app.db.repositories.pairs import PairRepository
 from app.search.candidates import live_candidates
 from app.search.ranking_setting import choose_ranking, ranking_record
 from app.serving.context import ServiceContext
+from app.usecases.workbench.query_sets import queue_corpus_runs
 from evaluation.hybrid_eval import score_settings
 from evaluation.judgements import judge_pairs, pair_task
 from evaluation.metrics import parse_metric
@@ -69,4 +70,5 @@ class RankingCalibrationService:
         )
         with transaction(self.service.sessions) as session:
             require_corpus(session, name).ranking_calibration = calibration
+        queue_corpus_runs(self.service, name, "ranking change")  # its saved query sets, scored again
         return calibration

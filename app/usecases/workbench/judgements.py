@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.core.errors import ForbiddenError, InvalidInputError, NotFoundError
+from app.core.errors import ConflictError, ForbiddenError, InvalidInputError, NotFoundError
+from app.core.grades import SCALES
 from app.db.admin_models import TrainingPair
 from app.db.corpus_lookup import require_corpus
 from app.db.engine import transaction
@@ -113,6 +114,20 @@ class JudgementService:
             pair = repository.pair_of(mine)
             repository.delete(mine)
             repository.refresh(pair)
+
+    def set_scale(self, name: str, scale: str) -> str:
+        """Change the corpus's judging scale; 409 naming `judgement_scale` while judgements are off it."""
+        with transaction(self.service.sessions) as session:
+            corpus = require_corpus(session, name)
+            off = JudgementRepository(session, corpus.id).off_scale(SCALES[scale])
+            if off:
+                raise ConflictError(
+                    f"judgement_scale: {off} judgements of corpus {name!r} are not on scale {scale!r}: "
+                    "change or delete them first",
+                    "judgement_scale",
+                )
+            corpus.judgement_scale = scale
+            return scale
 
     def agreement(self, name: str) -> Agreement:
         """Cohen's kappa per pair of judges and Krippendorff's alpha over all, on the corpus's grades."""

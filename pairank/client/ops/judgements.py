@@ -9,6 +9,8 @@ from app.schemas.workbench import (
     JudgementEdit,
     JudgementPage,
     JudgementRecord,
+    JudgementScaleIn,
+    JudgementScaleOut,
     JudgementsImport,
     JudgementsImported,
 )
@@ -89,3 +91,10 @@ def import_judgements(
     request = JudgementsImport.model_validate({"format": format, "text": text})
     path = f"/v1/corpora/{segment(corpus)}/judgements/import"
     return (yield call("POST", path, reads(JudgementsImported), idempotent=True, json=request))
+
+
+def set_judgement_scale(corpus: str, scale: Literal["binary", "graded"]) -> Steps[JudgementScaleOut]:
+    """Change the corpus's judging scale (409 while judgements are off the new one)."""
+    request = JudgementScaleIn.model_validate({"judgement_scale": scale})
+    path = f"/v1/corpora/{segment(corpus)}/judgements/scale"
+    return (yield call("PUT", path, reads(JudgementScaleOut), idempotent=True, json=request))
