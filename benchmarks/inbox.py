@@ -174,8 +174,6 @@ def quality(
     runtime: Runtime, tweets: list[tuple[str, str, str]], cut: int, sweep: Sequence[tuple[float, float]]
 ) -> dict[str, Any]:
     """Calibrate on the first `cut` tweets, stream the rest into inboxes at each setting, score them."""
-    PairService(runtime).add_pairs("checks", [PairInput(t, c, None, 1.0) for _, t, c in tweets[:cut]])
-    calibrate_corpus(runtime, "checks")
     twins = {doc: set(group) for group in MatchService(runtime).twins("checks")["groups"] for doc in group}
     later = tweets[cut:]
     gold = [c for _, _, c in later]
@@ -424,6 +422,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         runtime = runtime_on(Path(tmp), url)
         try:
             load(runtime, claims, set(held_out))
+            # The corpus's match decisions learn from the first `cut` tweets only (what both parts use).
+            pairs = [PairInput(t, c, None, 1.0) for _, t, c in tweets[: args.cut]]
+            PairService(runtime).add_pairs("checks", pairs)
+            calibrate_corpus(runtime, "checks")
             if not args.skip_quality:
                 sweep = SETTINGS
                 if args.settings:
