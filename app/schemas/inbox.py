@@ -24,7 +24,7 @@ class WebhookIn(RequestModel):
     url: str = Field(
         min_length=8,
         max_length=2000,
-        pattern=r"^https?://[A-Za-z0-9\[][^/?#\s]*(?:[/?#]\S*)?$",
+        pattern=r"^https?://[A-Za-z0-9\[][^/?#\s\x00-\x1f\x7f]*(?:[/?#][^\s\x00-\x1f\x7f]*)?$",
         description="An http(s) URL.",
     )
     secret: Secret | None = Field(None, description="Omitted: one is generated and shown once.")
