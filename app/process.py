@@ -7,6 +7,8 @@ of process: the API process (app/main.py builds the FastAPI app on it, and may e
 
 from __future__ import annotations
 
+import threading
+
 from threadpoolctl import threadpool_limits
 
 from app.config import Settings
@@ -65,8 +67,13 @@ def embed_inbox_loops(runtime: Runtime) -> None:
     settings = runtime.settings
     if settings.inbox_rematch_seconds > 0:
         waiter = ChangeWaiter(runtime.engine)
-        runtime.run_after_loading(
-            "pairank-inbox-rematch", lambda closed: rematch_forever(runtime, waiter.wait, closed)
-        )
+
+        def rematch(closed: threading.Event) -> None:
+            try:
+                rematch_forever(runtime, waiter.wait, closed)
+            finally:
+                waiter.close()  # its LISTEN connection, on PostgreSQL
+
+        runtime.run_after_loading("pairank-inbox-rematch", rematch)
     if settings.webhook_poll_seconds > 0:
         runtime.run_after_loading("pairank-webhooks", lambda closed: deliver_forever(runtime, closed))

@@ -35,11 +35,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_common import command_line, latency_ms, machine  # noqa: E402
+from inbox_parts import bcubed, bcubed_fast, online, stream, write_report  # noqa: E402
 
 from app.config import Settings  # noqa: E402
 from app.db.engine import transaction  # noqa: E402
@@ -48,7 +47,6 @@ from app.db.repositories.inbox import require_inbox  # noqa: E402
 from app.serving.runtime import Runtime  # noqa: E402
 from app.usecases.calibration.match import calibrate_corpus  # noqa: E402
 from app.usecases.corpora import CorpusService  # noqa: E402
-from app.usecases.inbox.centroids import CentroidIndex, unit  # noqa: E402
 from app.usecases.inbox.inboxes import InboxInput, InboxService  # noqa: E402
 from app.usecases.inbox.intake import IntakeService, ItemInput  # noqa: E402
 from app.usecases.inbox.rematch import rematch_once  # noqa: E402
@@ -60,17 +58,6 @@ HERE = Path(__file__).resolve().parent
 PLAIN_THRESHOLDS = (0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
 # (joining cosine, joining probability of a shared leading check; 1.0: auto-matches only)
 SETTINGS = ((0.8, 1.0), (0.7, 1.0), (0.7, 0.5), (0.65, 0.5), (0.6, 0.5), (0.55, 0.5), (0.6, 0.3), (0.5, 0.5))
-START, END = "<!-- GENERATED:START -->", "<!-- GENERATED:END -->"
-PHRASINGS = (
-    "Is it true that {}?",
-    "I heard {}",
-    "{} - please check",
-    "Forwarded: {}",
-    "someone said {}!!",
-    "Can you verify: {}",
-    "{}. Real or fake?",
-    "my uncle says {}",
-)
 
 
 def runtime_on(folder: Path, database_url: str | None) -> Runtime:
@@ -100,31 +87,6 @@ def load(runtime: Runtime, claims: dict[str, str], leave_out: set[str]) -> None:
     for start in range(0, len(docs), 1000):
         CorpusService(runtime).upsert_documents("checks", docs[start : start + 1000])
     runtime.serving.write_due_checkpoints(1, 0.0, force=True)  # what the checkpoint thread does
-
-
-def bcubed(clusters: Sequence[Any], gold: Sequence[Any]) -> tuple[float, float]:
-    """B-cubed precision and recall of a clustering against a gold grouping (one label per item)."""
-    precision = recall = 0.0
-    for i in range(len(clusters)):
-        same = [j for j in range(len(clusters)) if clusters[j] == clusters[i]]
-        right = sum(1 for j in same if gold[j] == gold[i])
-        precision += right / len(same)
-        recall += right / sum(1 for g in gold if g == gold[i])
-    return precision / len(clusters), recall / len(clusters)
-
-
-def online(vectors: np.ndarray, threshold: float) -> list[int]:
-    """Plain online clustering: each vector joins the nearest centroid within `threshold`, else starts one."""
-    index, sums, labels = CentroidIndex("plain"), [], []
-    for vector in vectors:
-        cluster, cosine = index.nearest(unit(vector))
-        if cluster is None or cosine < threshold:
-            cluster = len(sums)
-            sums.append(np.zeros_like(vector))
-        sums[cluster] = sums[cluster] + unit(vector)
-        index.put(cluster, unit(sums[cluster]), True, None)
-        labels.append(cluster)
-    return labels
 
 
 def set_threshold(context: Any, inbox: str, threshold: float) -> None:
@@ -174,8 +136,6 @@ def quality(
     runtime: Runtime, tweets: list[tuple[str, str, str]], cut: int, sweep: Sequence[tuple[float, float]]
 ) -> dict[str, Any]:
     """Calibrate on the first `cut` tweets, stream the rest into inboxes at each setting, score them."""
-    PairService(runtime).add_pairs("checks", [PairInput(t, c, None, 1.0) for _, t, c in tweets[:cut]])
-    calibrate_corpus(runtime, "checks")
     twins = {doc: set(group) for group in MatchService(runtime).twins("checks")["groups"] for doc in group}
     later = tweets[cut:]
     gold = [c for _, _, c in later]
@@ -222,25 +182,6 @@ def quality(
         )
         print(json.dumps(rows[-1]), flush=True)
     return {"tweets_streamed": len(later), "calibrated_on": cut, "rows": rows}
-
-
-def stream(claims: list[str], groups: int, items: int, seed: int) -> list[tuple[str, str, int]]:
-    """(id, text, group) of a synthetic tipline stream: `groups` claims, each tipped in several phrasings,
-    interleaved at random."""
-    rng = random.Random(seed)
-    sizes = [1 + int(rng.paretovariate(1.2)) for _ in range(groups)]
-    order = [g for g, size in enumerate(sizes) for _ in range(size)]
-    while len(order) < items:
-        order += order
-    order = order[:items]
-    rng.shuffle(order)
-    out = []
-    for position, group in enumerate(order):
-        words = claims[group].rstrip(".").split()
-        if len(words) > 6 and rng.random() < 0.5:
-            words.pop(rng.randrange(len(words)))
-        out.append((f"s{position}", rng.choice(PHRASINGS).format(" ".join(words)), group))
-    return out
 
 
 def speed(runtime: Runtime, claims: dict[str, str], held_out: list[str], items: int) -> dict[str, Any]:
@@ -315,80 +256,6 @@ def speed(runtime: Runtime, claims: dict[str, str], held_out: list[str], items: 
     }
 
 
-def bcubed_fast(clusters: Sequence[int], gold: Sequence[int]) -> tuple[float, float]:
-    """B-cubed precision and recall through counts (for long streams)."""
-    from collections import Counter
-
-    both = Counter(zip(clusters, gold, strict=True))
-    sizes, golds = Counter(clusters), Counter(gold)
-    precision = sum(n * n / sizes[c] for (c, _), n in both.items()) / len(clusters)
-    recall = sum(n * n / golds[g] for (_, g), n in both.items()) / len(clusters)
-    return precision, recall
-
-
-def report(result: dict[str, Any]) -> str:
-    """The markdown between the GENERATED markers."""
-    q = result["quality"]
-    lines = [
-        f"Forward on PFCC-S: calibrated on the first {q['calibrated_on']} tweets, "
-        f"{q['tweets_streamed']} later tweets streamed in time order.",
-        "",
-        "| method | joining cosine | shared check from p | B-cubed precision | B-cubed recall | clusters "
-        "| auto-matched: right (right or a twin) |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for row in q["rows"]:
-        auto = ""
-        if row.get("auto_matched"):
-            n = row["auto_matched"]
-            auto = (
-                f"{row['auto_matched_right']} of {n} ({100 * row['auto_matched_right'] / n:.1f}%; "
-                f"{100 * row['auto_matched_right_or_twin'] / n:.1f}%)"
-            )
-        threshold = "" if row["threshold"] is None else f"{row['threshold']:.2f}"
-        join = row.get("join")
-        shared = "" if join is None else ("auto-matches only" if join >= 1 else f"{join:.1f}")
-        lines.append(
-            f"| {row['method']} | {threshold} | {shared} | {row['precision']:.3f} | {row['recall']:.3f} "
-            f"| {row.get('clusters', '')} | {auto} |"
-        )
-    s = result["speed"]
-    batch, matched = s["batch_of_100"], s["match_batch_of_100"]
-    lines += [
-        "",
-        "| intake | value |",
-        "| --- | ---: |",
-        f"| items (synthetic groups of paraphrases) | {s['items']:,} in {s['groups']:,} groups |",
-        f"| items/s into the inbox (batches of 100) | {s['items_per_s']} |",
-        f"| `/match` alone, items/s (same batches) | {s['match_items_per_s']} |",
-        f"| encoding alone, items/s (same batches: the limit) | {s.get('encode_items_per_s', '')} |",
-        f"| per batch of 100: p50 / p99 ms | {batch['p50_ms']} / {batch['p99_ms']} |",
-        f"| `/match` per batch of 100: p50 / p99 ms | {matched['p50_ms']} / {matched['p99_ms']} |",
-        f"| clusters | {s['clusters']:,} |",
-        f"| B-cubed precision / recall on the stream | {s['bcubed']['precision']} / "
-        f"{s['bcubed']['recall']} |",
-        f"| peak memory of the process (MiB) | {s['peak_rss_mib']} |",
-        f"| documents published; one re-match pass (s) | {s['published_documents']:,}; {s['rematch_s']} |",
-        "| clusters about a published claim listing it after that pass | "
-        f"{s['held_out_clusters_listing_their_claim']} of {s['held_out_clusters']} |",
-    ]
-    m = result["machine"]
-    lines += [
-        "",
-        f"Machine: {m['cpu_model']}, {m['nproc']} CPUs, shared with other jobs ({result['database']}). "
-        f"Command: `{result['command']}`. Took {result['seconds']} s.",
-    ]
-    return "\n".join(lines)
-
-
-def write_report(result: dict[str, Any]) -> None:
-    """Put the report between inbox.md's GENERATED markers."""
-    markdown = HERE / "inbox.md"
-    text = markdown.read_text()
-    head, rest = text.split(START, 1)
-    markdown.write_text(head + START + "\n" + report(result) + "\n" + END + rest.split(END, 1)[1])
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the benchmark; write benchmarks/inbox.json and the generated part of inbox.md."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -424,6 +291,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         runtime = runtime_on(Path(tmp), url)
         try:
             load(runtime, claims, set(held_out))
+            # The corpus's match decisions learn from the first `cut` tweets only (what both parts use).
+            pairs = [PairInput(t, c, None, 1.0) for _, t, c in tweets[: args.cut]]
+            PairService(runtime).add_pairs("checks", pairs)
+            calibrate_corpus(runtime, "checks")
             if not args.skip_quality:
                 sweep = SETTINGS
                 if args.settings:

@@ -12,6 +12,7 @@ from app.schemas.requests import RequestModel
 
 ClusterStatus = Literal["open", "needs_check", "answered", "dismissed"]
 Decision = Literal["match", "review", "new"]
+DecisionFilter = Literal["match", "review", "new", "none"]
 Secret = Annotated[
     str, Field(min_length=16, max_length=200, description="Signs the events (16-200 characters).")
 ]
@@ -20,7 +21,12 @@ Secret = Annotated[
 class WebhookIn(RequestModel):
     """A URL that receives the inbox's signed events."""
 
-    url: str = Field(min_length=1, max_length=2000, description="An http(s) URL.")
+    url: str = Field(
+        min_length=8,
+        max_length=2000,
+        pattern=r"^https?://[A-Za-z0-9\[][^/?#\s\x00-\x1f\x7f]*(?:[/?#][^\s\x00-\x1f\x7f]*)?$",
+        description="An http(s) URL.",
+    )
     secret: Secret | None = Field(None, description="Omitted: one is generated and shown once.")
 
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from app.core.errors import ConflictError, InvalidInputError, LimitExceededError, NotFoundError
+from app.usecases.corpora import CorpusService
 from app.usecases.inbox.inboxes import InboxInput, InboxService, WebhookInput
 from app.usecases.inbox.intake import IntakeService, ItemInput
-from tests.helpers.runtime import RuntimeFactory
-from tests.usecases.inbox_helpers import calibrated, inbox, items
+from tests.helpers.runtime import RuntimeFactory, serve
+from tests.usecases.inbox_helpers import calibrated, check_text, inbox, items
 
 
 def test_items_cluster_by_claim_and_are_decided(make_runtime: RuntimeFactory) -> None:
@@ -81,3 +82,18 @@ def test_bad_input_names_the_field(make_runtime: RuntimeFactory) -> None:
     service.delete("tips")
     with pytest.raises(NotFoundError):
         service.get("tips")
+
+
+def test_an_uncalibrated_corpus_lists_candidates_undecided(make_runtime: RuntimeFactory) -> None:
+    runtime = make_runtime(inbox_cluster_threshold=0.9999)
+    serve(runtime)
+    CorpusService(runtime).create_corpus("checks", "claim", None)
+    CorpusService(runtime).upsert_documents(
+        "checks", [(f"c{i}", check_text(i), None, True) for i in range(10)]
+    )
+    inbox(runtime)
+    IntakeService(runtime).add_items("tips", items([(4, 0), (4, 1)]))
+    (cluster,), _ = InboxService(runtime).clusters("tips", decisions=["none"])
+    assert cluster["decision"] is None and cluster["candidates"][0]["id"] == "c4"
+    assert cluster["candidates"][0]["probability"] is None
+    assert InboxService(runtime).clusters("tips", decisions=["match", "review"])[0] == []

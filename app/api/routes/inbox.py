@@ -14,6 +14,7 @@ from app.schemas.inbox import (
     ClusterPage,
     ClusterStatus,
     ConfirmIn,
+    DecisionFilter,
     DeliveryOut,
     DeliveryPage,
     InboxCreate,
@@ -114,7 +115,7 @@ def list_clusters(
     sort: Annotated[str, Query(pattern="^(size|last_arrival|first_arrival|newest)$")] = "size",
     status: Annotated[list[ClusterStatus] | None, Query(max_length=4)] = None,
     decision: Annotated[
-        list[str] | None, Query(max_length=4, description="match, review, new or none")
+        list[DecisionFilter] | None, Query(max_length=4, description="`none`: undecided.")
     ] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[

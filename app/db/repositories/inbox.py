@@ -88,8 +88,11 @@ class InboxRepository:
         query = select(InboxCluster).where(InboxCluster.inbox_id == inbox_id, InboxCluster.size > 0)
         if statuses:
             query = query.where(InboxCluster.status.in_(statuses))
-        if decisions:
-            query = query.where(InboxCluster.decision.in_(decisions))
+        if decisions:  # `none`: undecided (no corpus calibrated for the serving model)
+            named = [d for d in decisions if d != "none"]
+            undecided = InboxCluster.decision.is_(None) if "none" in decisions else None
+            chosen = InboxCluster.decision.in_(named)
+            query = query.where(or_(chosen, undecided) if undecided is not None else chosen)
         if after is not None:
             query = query.where(_after(sort, after))
         return list(self.session.scalars(query.order_by(*CLUSTER_SORTS[sort]).limit(limit)))

@@ -81,8 +81,7 @@ def list_clusters(
     params = {
         "sort": sort,
         "limit": limit,
-        "items": items,
-        **given(cursor=cursor, status=status, decision=decision),
+        **given(items=items, cursor=cursor, status=status, decision=decision),
     }
     return (yield call("GET", _path(name, "/clusters"), reads(ClusterPage), idempotent=True, params=params))
 
