@@ -234,10 +234,11 @@ class Settings(BaseSettings):
         "same check, however far its centroid (an auto-match always does).",
     )
     inbox_rematch_seconds: float = Field(
-        1.0,
+        2.0,
         ge=0.0,
         description="How often a process re-matches inboxes' clusters against newly published documents "
-        "(on PostgreSQL a document write also wakes it); 0: never in this process.",
+        "(on PostgreSQL a document write also wakes it, at most once per this period); 0: never in this "
+        "process.",
     )
     inbox_rematch_floor: float = Field(
         0.5,
@@ -251,7 +252,10 @@ class Settings(BaseSettings):
     )
     webhook_timeout_seconds: float = Field(5.0, gt=0.0, description="Timeout of one webhook POST.")
     webhook_poll_seconds: float = Field(
-        0.5, ge=0.0, description="How often a process looks for due webhook events; 0: never in this process."
+        5.0,
+        ge=0.0,
+        description="How often a process looks for due webhook events (an idle process's database reads "
+        "stay under two transactions a second); 0: never in this process.",
     )
 
     @model_validator(mode="after")

@@ -184,6 +184,8 @@ LanguageCode = Annotated[
         max_length=2,
         pattern=r"^[a-z]{2}$",
         description="An ISO 639-1 code, lower case: `en`, `es`, `pt`, `de`, `ar`, `sw`, ...",
+        # The schema lists the codes, so a client (and the contract fuzz) knows which two letters pass.
+        json_schema_extra={"enum": sorted(ISO_639_1)},
     ),
     AfterValidator(_language),
 ]
@@ -195,6 +197,7 @@ CorpusLanguage = Annotated[
         pattern=r"^(?:[a-z]{2}|multi)$",
         description="An ISO 639-1 code (`en`, `es`, `pt`, `ar`, ...), or `multi`: each document in its own "
         "language, given or detected.",
+        json_schema_extra={"enum": [*sorted(ISO_639_1), MULTI]},
     ),
     AfterValidator(_corpus_language),
 ]

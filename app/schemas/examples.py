@@ -14,6 +14,7 @@ from app.schemas.admin import JudgementIn, PairsCreate, RetrainRequest, SplitReq
 from app.schemas.compare import CompareMetricsRequest, CompareRequest
 from app.schemas.corpora import CorpusCreate, CorpusLanguageChange, CorpusRanking, DocumentsUpsert
 from app.schemas.evaluations import CalibrationRequest, EvaluationCreate, RankingCalibrationRequest
+from app.schemas.inbox import ConfirmIn, InboxCreate, ItemsIn, MoveIn, RejectIn, StatusIn
 from app.schemas.keys import ApiKeyCreate
 from app.schemas.matching import MatchPolicyIn, MatchRequest
 from app.schemas.ranking import CorpusRankRequest, DuplicatesRequest, SimilarityRequest, TextRankRequest
@@ -62,6 +63,27 @@ REQUEST_EXAMPLES: dict[type[BaseModel], dict[str, Any]] = {
     JudgementIn: {"query": _CLAIM, "document_id": "c1", "label": 1, "note": "the same claim, reworded"},
     MatchRequest: {"text": _CLAIM, "filter": {"lang": "en"}},
     MatchPolicyIn: {"match_precision": 0.95, "min_words": 3},
+    InboxCreate: {
+        "name": "tips",
+        "corpora": ["claims"],
+        "language": "en",
+        "webhooks": [{"url": "https://desk.example.org/hooks/pairank"}],
+    },  # fmt: skip
+    ItemsIn: {
+        "items": [
+            {
+                "id": "wa-1001",
+                "text": "Is it true the moon landing was filmed in a studio?",
+                "received_at": "2026-11-28T09:15:00Z",
+                "source": "whatsapp",
+            },  # fmt: skip
+            {"id": "wa-1002", "text": "They faked the moon landing in a film studio", "source": "whatsapp"},
+        ]
+    },
+    ConfirmIn: {"corpus": "claims", "document_id": "c1"},
+    RejectIn: {"corpus": "claims", "document_id": "c3"},
+    StatusIn: {"status": "answered"},
+    MoveIn: {"item_id": "wa-1002"},
     QuerySetCreate: {"name": "hard claims", "queries": [_CLAIM, "does bleach cure covid?"]},
     JudgementScaleIn: {"judgement_scale": "graded"},
     JudgementEdit: {"label": 0, "note": "on second reading: a different claim"},

@@ -89,8 +89,10 @@ class MatchPolicyIn(RequestModel):
     date_field: MetadataKey | None = Field(None, description="An ISO-date metadata field, e.g. `published`.")
 
     def changes(self) -> dict[str, Any]:
-        """The fields the request set (an explicit null turns the recency window off)."""
-        return self.model_dump(exclude_unset=True)
+        """The fields the request set: an explicit null turns the recency window off, and keeps any
+        other field as it is (those have no "off")."""
+        given = self.model_dump(exclude_unset=True)
+        return {k: v for k, v in given.items() if v is not None or k in ("recency_days", "date_field")}
 
 
 class MatchPolicyOut(BaseModel):

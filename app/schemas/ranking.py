@@ -43,9 +43,24 @@ RangeBound = Annotated[
 class RangeFilter(RequestModel):
     """Matches numbers (or ISO dates) within the bounds; at least one bound, both of one type."""
 
-    model_config = ConfigDict(extra="forbid")
-    gte: RangeBound | None = None
-    lte: RangeBound | None = None
+    # The schema states the rules a client must know: at least one bound, both numbers or both dates.
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "minProperties": 1,
+            "anyOf": [
+                {"properties": {"gte": {"type": "number"}, "lte": {"type": "number"}}},
+                {"properties": {"gte": {"type": "string"}, "lte": {"type": "string"}}},
+            ],
+        },
+    )
+    gte: RangeBound | SkipJsonSchema[None] = None
+    lte: RangeBound | SkipJsonSchema[None] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        return no_nulls(data, "gte", "lte")
 
     @model_validator(mode="after")
     def _bounds(self) -> RangeFilter:

@@ -17,6 +17,10 @@ NOT_SENT = {
     ("POST", "/admin/retrain"),
     ("POST", "/v1/corpora/{name}/match"),
     ("POST", "/v1/corpora/{name}/match/calibrate"),
+    # A cluster's triage needs its id; tests/api/test_inbox.py sends them.
+    ("POST", "/v1/inboxes/{name}/clusters/{cluster_id}/confirm"),
+    ("POST", "/v1/inboxes/{name}/clusters/{cluster_id}/reject"),
+    ("PUT", "/v1/inboxes/{name}/clusters/{cluster_id}/status"),
 }
 
 
@@ -48,6 +52,8 @@ def test_every_request_body_has_an_example_and_it_is_accepted(make_client: Clien
             url = path.replace("{name}", "claims").replace("{judgement_id}", str(mine["id"]))
             if path == "/v1/corpora":
                 example = {**example, "name": "claims-2"}  # `claims` exists already
+            if path == "/v1/inboxes":
+                example = {**example, "name": "claims"}  # the paths below name their inbox `claims` too
             send = {"content": example} if isinstance(example, str) else {"json": example}
             response = client.request(
                 method.upper(), url, headers={**ADMIN, "content-type": media_type}, **send

@@ -71,7 +71,7 @@ def test_a_dead_receiver_is_given_up(make_runtime: RuntimeFactory) -> None:
 
 
 def test_a_slow_receiver_never_slows_intake(make_runtime: RuntimeFactory) -> None:
-    receiver = Receiver(delay=2.0)
+    receiver = Receiver(delay=10.0)
     closed = threading.Event()
     try:
         runtime = calibrated(make_runtime, webhook_poll_seconds=0.05)
@@ -81,7 +81,9 @@ def test_a_slow_receiver_never_slows_intake(make_runtime: RuntimeFactory) -> Non
         started = time.monotonic()
         for batch in range(4):
             intake.add_items("tips", items([(batch, 0)], prefix=f"b{batch}-"))
-        assert time.monotonic() - started < 2.0  # four events waited on a 2 s receiver meanwhile
+        # Intake never waits on the receiver: had it waited for one delivery, it would have taken 10 s
+        # (the bound is the receiver's delay, not a speed target: a loaded machine is slow, not wrong).
+        assert time.monotonic() - started < receiver.delay
     finally:
         closed.set()
         receiver.close()

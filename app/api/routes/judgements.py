@@ -10,7 +10,7 @@ from app.api.deps import get_runtime
 from app.api.params import CorpusNameParam, QueryTextParam
 from app.api.security import READ, WRITE, WriteAccess, judge_name
 from app.db.repositories.judgements import JudgementFilter
-from app.schemas.common import INT64_MAX
+from app.schemas.common import INT64_MAX, STRING_PATTERN
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
 from app.schemas.workbench import (
     Agreement,
@@ -51,7 +51,9 @@ ExchangeServiceDep = Annotated[ExchangeService, Depends(_exchange)]
 def list_judgements(
     name: CorpusNameParam,
     service: JudgementServiceDep,
-    judged_by: Annotated[str | None, Query(min_length=1, max_length=100, description="One judge.")] = None,
+    judged_by: Annotated[
+        str | None, Query(min_length=1, max_length=100, pattern=STRING_PATTERN, description="One judge.")
+    ] = None,
     query: QueryTextParam = None,
     grade: Annotated[float | None, Query(ge=-1000, le=1000, description="One grade.")] = None,
     unsure: Annotated[bool | None, Query(description="Only unsure/skip (true) or only graded.")] = None,
