@@ -84,7 +84,9 @@ def run_activation(service: ServiceContext, context: JobContext) -> Outcome:
         for opened in state.store.opened()
         if opened.settings.match_calibration
     ]
-    return Outcome({"model_version": version}, [*recalibrate, *rescore_query_sets(service.sessions)])
+    # Query sets first: a few queries each, what the desk looks at right after a change; the match
+    # calibrations (each ranks every judged query twice) after them.
+    return Outcome({"model_version": version}, [*rescore_query_sets(service.sessions), *recalibrate])
 
 
 def rescore_query_sets(sessions: sessionmaker[Session]) -> list[FollowUp]:
