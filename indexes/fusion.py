@@ -8,7 +8,7 @@ fusion (RRF) ignores the scores: sum over the two rankings of 1 / (60 + rank), r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +23,7 @@ __all__ = [
     "fuse_linear",
     "fuse_rrf",
     "minmax",
+    "stage_order",
 ]
 
 RRF_K = 60  # the constant of Cormack et al. (2009)
@@ -96,3 +97,12 @@ def fuse_rrf(dense: Mapping[int, float], lexical: Mapping[int, float], k: int) -
         ranks[order] = np.arange(1, len(ids) + 1)
         fused += np.where(present, 1.0 / (RRF_K + ranks), 0.0)
     return _ordered(ids, fused, dense_scores, lexical_scores, k)
+
+
+def stage_order(first: Sequence[float], cross: Sequence[float] | np.ndarray, weight: float) -> list[float]:
+    """What the re-ranked top k is ordered by: the cross-encoder's scores, or, with `weight` < 1, weight x
+    its scores + (1 - weight) x the first stage's (each min-max scaled over the k)."""
+    scores = np.asarray(cross, dtype=np.float64)
+    if weight < 1.0:
+        scores = weight * minmax(scores) + (1.0 - weight) * minmax(np.asarray(first, dtype=np.float64))
+    return [float(v) for v in scores]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import get_args
 
-from app.schemas.admin import LossName, ShufflingName
+from app.schemas.retraining import LossName, ShufflingName
 from training.losses import LOSSES
 from training.shuffling import BATCH_ORDERS
 

@@ -34,6 +34,10 @@ class TrainingDefaults:
     data: str
     settings: dict[str, Any]
     evidence: str
+    # Whether the job also trains a cross-encoder re-ranker (`reranker` in the request): on only where
+    # forward validation showed the stack beating the fine-tuned bi-encoder alone beyond 2 sd.
+    reranker: bool = False
+    reranker_evidence: str = ""
 
 
 LABELLED_NEGATIVES = TrainingDefaults(
@@ -51,6 +55,9 @@ LABELLED_NEGATIVES = TrainingDefaults(
     },
     "CQA-A answers, forward: MAP +7.08 +- 1.85, MRR +5.74 +- 1.13 over zero-shot dense (every cut and "
     "seed above zero; training/configs/semeval_cqa_a.yaml)",
+    reranker=False,
+    reranker_evidence="CQA-A: a cross-encoder blended 50/50 with zero-shot dense +5.61 +- 0.91 MAP, less "
+    "than the fine-tuned bi-encoder alone (+7.08); the two together not yet beyond 2 sd of it",
 )
 POSITIVES_ONLY = TrainingDefaults(
     "positives only (a query and the document that answers it)",
@@ -68,6 +75,9 @@ POSITIVES_ONLY = TrainingDefaults(
     "PFCC-S claims, forward: HasPositive@1 +2.29 +- 1.43, MRR +1.60 +- 1.12 over zero-shot hybrid a=0.2 "
     "(inside 2 sd: the gate decides per corpus); one hard negative mined once from ranks 0-20, the "
     "cross-validated best on PFCC-S (benchmarks/hybrid.md)",
+    reranker=False,
+    reranker_evidence="PFCC-S: a cross-encoder trained on the claim pairs hurts, -4.10 +- 2.46 "
+    "HasPositive@1 blended 50/50 with hybrid a=0.2 (-14.72 alone)",
 )
 
 

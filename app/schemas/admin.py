@@ -1,15 +1,15 @@
-"""Request and response models for training pairs and the admin API (retraining, jobs, models)."""
+"""Request and response models for training pairs and the admin API (jobs, models, API keys); the retraining
+request is app/schemas/retraining.py."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from app.schemas.common import CorpusName, DocumentId, JsonObject, NonBlankText, limited
-from app.schemas.evaluations import MetricName
+from app.schemas.common import CorpusName, DocumentId, NonBlankText, limited
 from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
 from app.schemas.workbench import JudgementRecord
 
@@ -122,98 +122,6 @@ class SplitRequest(RequestModel):
     seed: int = Field(0, ge=0)
 
 
-class DevSet(RequestModel):
-    """The dev set of a retraining job: explicit pairs, or the most recently judged share of the queries."""
-
-    pairs: list[PairIn] | None = Field(None, min_length=1)
-    fraction: float | None = Field(
-        None,
-        gt=0.0,
-        lt=1.0,
-        description="Share of the queries, the most recently judged, held out (default 0.2).",
-    )
-
-
-class HardNegativesIn(RequestModel):
-    """Hard negatives mined per training pair from the corpus (training/README.md, `hard_negatives`)."""
-
-    count: int = Field(1, ge=1, le=16, description="Extra negative document columns per pair.")
-    start: int = Field(0, ge=0, le=10_000, description="Skip this many best-ranked non-positives.")
-    window: int = Field(20, ge=1, le=10_000, description="Draw from the next `window` candidates.")
-    near_duplicate_cutoff: float = Field(
-        0.95, gt=0.0, le=1.0, description="Cosine to a positive at or above which a candidate is skipped."
-    )
-    remine: Literal["epoch", "once"] = Field("epoch", description="Mine with the current model each epoch.")
-
-    @model_validator(mode="after")
-    def _window_holds_count(self) -> HardNegativesIn:
-        if self.window < self.count:
-            raise ValueError(f"window ({self.window}) must be at least count ({self.count})")
-        return self
-
-
-# The names training registers (training.losses.LOSSES, training.shuffling.BATCH_ORDERS): app/ and training/
-# meet only through files, so the schema lists them here and tests/test_method_names.py keeps them equal.
-LossName = Literal["bsc", "combo", "mse", "triplet", "mnr", "focal_infonce", "pairsupcon"]
-ShufflingName = Literal["random", "none", "example", "fast_words", "fast_clusters", "fast_neighbours"]
-# Hard negatives are BSC's extra columns: with another loss named, `hard_negatives` must be absent or null.
-_HARD_NEGATIVES_NEED_BSC: dict[str, JsonValue] = {
-    "if": {"required": ["loss"], "properties": {"loss": {"not": {"enum": ["bsc", None]}}}},
-    "then": {"properties": {"hard_negatives": {"type": "null"}}},
-}
-
-
-class RetrainRequest(RequestModel):
-    """POST /admin/retrain body; everything has a default (docs/guides/fine-tuning.md)."""
-
-    model_config = ConfigDict(json_schema_extra=_HARD_NEGATIVES_NEED_BSC)
-    corpus: CorpusName
-    base_model: str | None = Field(None, description="Default: the active model.")
-    loss: LossName | None = Field(
-        None, description="Default: by the corpus's judged pairs (combo with labelled negatives, else bsc)."
-    )
-    loss_params: JsonObject | None = None
-    shuffling: ShufflingName | None = Field(
-        None,
-        description="Default: by the corpus's judged pairs (none with labelled negatives, else example).",
-    )
-    shuffle_params: JsonObject | None = None
-    epochs: int | None = Field(None, ge=1, le=50)
-    batch_size: int | None = Field(None, ge=2, le=1024)
-    learning_rate: float | None = Field(None, gt=0.0, le=1.0)
-    bias_correction: bool | None = Field(
-        None, description="AdamW's bias correction (the paper's CQA setting)."
-    )
-    max_seq_length: int | None = Field(None, ge=8, le=512)
-    seed: int | None = Field(None, ge=0)
-    dev: DevSet | None = None
-    gate_metric: MetricName | None = Field(
-        None, description="Default: the corpus kind's (MRR for claims, else MAP)."
-    )
-    auto_activate: bool | None = None
-    min_improvement: float | None = Field(None, ge=-1.0, le=1.0)
-    require_significant: bool | None = Field(
-        None,
-        description="Activate only a gain larger than two standard errors of the paired per-query "
-        "differences on the dev queries (default true); false: min_improvement alone decides.",
-    )
-    cross_validation: Literal["auto", "always", "never"] | None = Field(
-        None,
-        description="Gate by cross-validation forward in time over all the corpus's pairs instead of the dev "
-        "set (each of K blocks of later queries scored by a model trained on the earlier ones): `auto` "
-        "(default) when the dev set has fewer than 200 queries and the pairs hold at least 2 judged "
-        "queries per block; only when the base model is the active one.",
-    )
-    folds: int | None = Field(
-        None, ge=2, le=10, description="Forward blocks (cut points) of a cross-validated gate (default 5)."
-    )
-    hard_negatives: HardNegativesIn | None = Field(
-        None,
-        description="BSC only: mine hard negatives from the corpus's documents (default: one per pair, "
-        "mined once, for claim corpora; off for other kinds; null: off).",
-    )
-
-
 class JobCreated(BaseModel):
     """202 response of POST /admin/retrain."""
 
@@ -307,3 +215,55 @@ class ModelDeleted(BaseModel):
     version: str
     artifact_bytes: int = Field(description="Bytes of the deleted model's files.")
     freed_bytes: int = Field(description="Bytes the store freed (files other models or jobs share stay).")
+
+
+# API keys (`/admin/keys`).
+class ApiKeyCreate(RequestModel):
+    """POST /admin/keys body."""
+
+    scope: Literal["read", "write", "admin"] = Field(
+        description="`read`: rank, similarity, duplicates and GETs; `write`: also corpora, documents, pairs, "
+        "calibration, evaluations; `admin`: also retraining, models and keys."
+    )
+    corpora: list[CorpusName] | None = Field(
+        None, min_length=1, max_length=100, description="Limit the key to these corpora (default: all)."
+    )
+    name: str | None = Field(None, min_length=1, max_length=200, description="A label to recognise it by.")
+
+
+class ApiKeyOut(BaseModel):
+    """A key as listed: never its secret."""
+
+    model_config = ConfigDict(from_attributes=True)
+    id: str
+    name: str | None
+    scope: str
+    corpora: list[str] | None
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+class ApiKeyCreated(ApiKeyOut):
+    """201 response of POST /admin/keys: the key itself, shown this once."""
+
+    key: str = Field(
+        description="Send as `Authorization: Bearer <key>`; it is not stored and not shown again."
+    )
+
+
+class ApiKeyList(BaseModel):
+    """Every key, newest first."""
+
+    keys: list[ApiKeyOut]
+
+
+class WhoAmI(BaseModel):
+    """GET /v1/whoami: what the presented key may do (never the key itself)."""
+
+    key_id: str | None = Field(description="The key's id; null for PAIRANK_ADMIN_API_KEY and anonymous.")
+    name: str | None = Field(description="The key's label, if it has one.")
+    scope: Literal["read", "write", "admin"]
+    corpora: list[str] | None = Field(description="The corpora it is limited to (null: every corpus).")
+    auth: Literal["required", "disabled"] = Field(
+        description="`disabled`: read and write routes are open to anyone (PAIRANK_AUTH)."
+    )

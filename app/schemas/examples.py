@@ -10,14 +10,14 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from app.schemas.admin import JudgementIn, PairsCreate, RetrainRequest, SplitRequest
+from app.schemas.admin import ApiKeyCreate, JudgementIn, PairsCreate, SplitRequest
 from app.schemas.compare import CompareMetricsRequest, CompareRequest
 from app.schemas.corpora import CorpusCreate, CorpusLanguageChange, CorpusRanking, DocumentsUpsert
 from app.schemas.evaluations import CalibrationRequest, EvaluationCreate, RankingCalibrationRequest
 from app.schemas.inbox import ConfirmIn, InboxCreate, ItemsIn, MoveIn, RejectIn, StatusIn
-from app.schemas.keys import ApiKeyCreate
 from app.schemas.matching import MatchPolicyIn, MatchRequest
 from app.schemas.ranking import CorpusRankRequest, DuplicatesRequest, SimilarityRequest, TextRankRequest
+from app.schemas.retraining import RetrainRequest
 from app.schemas.workbench import JudgementEdit, JudgementScaleIn, JudgementsImport, QuerySetCreate
 
 _CLAIM = "Is it true that the moon landing was filmed in a studio?"

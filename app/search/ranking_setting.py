@@ -8,7 +8,10 @@ release stored, which lacks the newer keys).
 
 The corpus's ranking may also hold a re-ranking stage (`rerank`: a registered cross-encoder re-orders
 the first stage's top k), off unless set; it holds whatever model serves and whatever calibration the
-first stage uses, and a request may turn it off, or change its depth or blend (`resolve_rerank`).
+first stage uses, and a request may turn it off, or change its depth or blend (`resolve_rerank`). A
+retraining job that trained a re-ranker with its bi-encoder, and whose gate chose the two together,
+stores the stage in the calibration it made for that bi-encoder: it serves while that model does
+(`served_rerank_record`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ __all__ = [
     "ranking_record",
     "resolve_mode",
     "resolve_rerank",
+    "served_rerank_record",
     "served_setting",
     "stored_rerank",
     "stored_setting",
@@ -147,6 +151,19 @@ class CorpusRankings(Protocol):
 def served_setting(corpus: CorpusRankings, requested: RankingRequest | None, model: str) -> RankingSetting:
     """The setting a corpus request ranks by with `model` serving: `resolve_mode` over the corpus's own."""
     return resolve_mode(requested, corpus.ranking_calibration, model, corpus.default_ranking)
+
+
+def served_rerank_record(corpus: CorpusRankings | None, model: str) -> Mapping[str, Any] | None:
+    """The record whose `rerank` stage a corpus request runs with `model` serving: the calibration made
+    with `model` where it holds one (a retraining gate chose that re-ranker with that bi-encoder, so
+    activating another model, a rollback included, takes it away with its bi-encoder), else the corpus's
+    default ranking."""
+    if corpus is None:
+        return None
+    calibrated = corpus.ranking_calibration
+    if calibrated and calibrated.get("model") == model and calibrated.get("rerank"):
+        return calibrated
+    return corpus.default_ranking
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,16 @@ class DeletedModel:
     freed_bytes: int
 
 
+@dataclass(frozen=True)
+class Registration:
+    """One version to register: its spec, the path it is registered from, its source, its row's fields."""
+
+    spec: ModelSpec
+    path: str
+    source: str
+    fields: dict[str, Any]
+
+
 def _ref(row: ModelVersion) -> ArtifactRef | None:
     if row.artifact_store is None or row.artifact_sha256 is None:
         return None
@@ -70,25 +80,32 @@ class ModelRegistry:
     def register(self, spec: ModelSpec, path: str, source: str, **fields: Any) -> bool:
         """Register a version unless it is known, with its folder's files stored in the same transaction
         (the bundled default and hub names have none to store); False when it was known already."""
-        folder = Path(spec.path)
-        storable = spec.version != DEFAULT_VERSION and spec.weights_sha256 is not None and folder.is_dir()
+        return self.register_together([Registration(spec, path, source, fields)])[0]
+
+    def register_together(self, registrations: list[Registration]) -> list[bool]:
+        """Register several versions in one transaction (a retraining job's bi-encoder and re-ranker:
+        both or neither), each unless known; whether each was new."""
         try:
             with transaction(self.sessions) as session:
-                repository = ModelRepository(session)
-                if repository.get(spec.version) is not None:
-                    return False
-                row = repository.add(
-                    version=spec.version,
-                    model_id=spec.model_id,
-                    path=path,
-                    source=source,
-                    weights_sha256=spec.weights_sha256,
-                    **fields,
-                )
-                if storable:
-                    self._store(session, row, folder)
-        except ConflictError:  # another process registered it at the same moment
+                return [self._add(session, registration) for registration in registrations]
+        except ConflictError:  # another process registered one at the same moment
+            return [False] * len(registrations)
+
+    def _add(self, session: Session, registration: Registration) -> bool:
+        spec, folder = registration.spec, Path(registration.spec.path)
+        repository = ModelRepository(session)
+        if repository.get(spec.version) is not None:
             return False
+        row = repository.add(
+            version=spec.version,
+            model_id=spec.model_id,
+            path=registration.path,
+            source=registration.source,
+            weights_sha256=spec.weights_sha256,
+            **registration.fields,
+        )
+        if spec.version != DEFAULT_VERSION and spec.weights_sha256 is not None and folder.is_dir():
+            self._store(session, row, folder)
         return True
 
     def _store(self, session: Session, row: ModelVersion, folder: Path) -> None:

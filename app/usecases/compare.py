@@ -122,10 +122,11 @@ class CompareService:
         vectors = state.encoder.encode_bulk(list(queries), label="comparison")
         return gather(LiveCorpus(state.store, opened), queries, vectors, CANDIDATES, BOTH, allowed)
 
-    def _stage(self, opened: CorpusVectors, side: Side, field: str) -> RerankSetting | None:
-        """The side's re-ranking stage, resolved as `rank` resolves it (the corpus's unless the side says)."""
+    def _stage(self, opened: CorpusVectors, side: Side, version: str, field: str) -> RerankSetting | None:
+        """The side's re-ranking stage, resolved as `rank` resolves it with the side's model (the
+        corpus's unless the side says)."""
         requested = side.ranking.rerank if side.ranking is not None else None
-        return rerank_stage(self.service, requested, opened.settings.default_ranking, f"{field}.rerank.model")
+        return rerank_stage(self.service, requested, opened.settings, version, f"{field}.rerank.model")
 
     def _texts(
         self, opened: CorpusVectors, pools: Sequence[Pool], metadata: bool
@@ -174,7 +175,7 @@ class CompareService:
         rankings = []
         for side, field in ((left, "left"), (right, "right")):
             version, (pool,) = self._side_pools(state, side, f"{field}.model", [query], pools, texts)
-            how, second = self._setting(opened, side, version), self._stage(opened, side, field)
+            how, second = self._setting(opened, side, version), self._stage(opened, side, version, field)
             shown = min(k, CANDIDATES)
             items = ranked_documents(rank_pool(pool, how, first_stage_depth(shown, second)), texts)
             if second is not None:
@@ -217,7 +218,7 @@ class CompareService:
         sides = []
         for side, field in ((left, "left"), (right, "right")):
             version, side_pools = self._side_pools(state, side, f"{field}.model", queries, pools, texts)
-            how, second = self._setting(opened, side, version), self._stage(opened, side, field)
+            how, second = self._setting(opened, side, version), self._stage(opened, side, version, field)
             stage_field, run = f"{field}.rerank.model", {}
             for i, pool in enumerate(side_pools):
                 items = ranked_documents(rank_pool(pool, how, CANDIDATES), texts)

@@ -99,11 +99,12 @@ class EvaluationService:
 def evaluation_stage(service: ServiceContext, spec: EvaluationSpec) -> RerankSetting | None:
     """The re-ranking stage an evaluation runs: the request's choices over its corpus's stage (404, 409
     naming `rerank.model` as a rank call would)."""
-    corpus_ranking = None
-    if spec.corpus is not None:
-        with service.sessions() as session:
-            corpus_ranking = require_corpus(session, spec.corpus).default_ranking
-    return rerank_stage(service, spec.rerank, corpus_ranking)
+    model = service.serving.state().model_version
+    if spec.corpus is None:
+        return rerank_stage(service, spec.rerank, None, model)
+    with service.sessions() as session:
+        corpus = require_corpus(session, spec.corpus)
+        return rerank_stage(service, spec.rerank, corpus, model)
 
 
 def run_evaluation(service: ServiceContext, context: JobContext) -> Outcome:

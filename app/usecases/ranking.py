@@ -119,7 +119,7 @@ class RankingService:
         request's re-ranking stage), with the setting, the stage and each query's language."""
         how = served_setting(opened.settings, requested, state.model_version)
         second = rerank_stage(
-            self.service, requested.rerank if requested else None, opened.settings.default_ranking
+            self.service, requested.rerank if requested else None, opened.settings, state.model_version
         )
         depth = first_stage_depth(k, second)
         hit_lists, languages = self.first_stage(
@@ -198,7 +198,7 @@ class RankingService:
         asked = asked or LanguageRequest()
         how = served_setting(opened.settings, requested, state.model_version)
         second = rerank_stage(
-            self.service, requested.rerank if requested else None, opened.settings.default_ranking
+            self.service, requested.rerank if requested else None, opened.settings, state.model_version
         )
         language = query_language(opened, asked.language, query)
         allowed = self._allowed(opened, conditions, language if asked.same_language else None)

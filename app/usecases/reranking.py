@@ -13,13 +13,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any, ClassVar, Protocol, TypeVar
 
-import numpy as np
-
 from app.core.errors import ConflictError, NotFoundError
 from app.db.repositories.model_versions import ModelRepository
-from app.search.ranking_setting import RerankRequest, RerankSetting, resolve_rerank
+from app.search.ranking_setting import (
+    CorpusRankings,
+    RerankRequest,
+    RerankSetting,
+    resolve_rerank,
+    served_rerank_record,
+)
 from app.serving.context import ServiceContext
-from indexes.fusion import minmax
+from indexes.fusion import stage_order
 from indexes.rerank import rerank_top_k
 from pairank.models import CROSS_ENCODER
 
@@ -70,13 +74,15 @@ def checked_ranking(
 def rerank_stage(
     service: ServiceContext,
     requested: RerankRequest | None,
-    corpus_ranking: Mapping[str, Any] | None,
+    corpus: CorpusRankings | None,
+    model: str,
     field: str = "rerank.model",
 ) -> RerankSetting | None:
-    """The stage a rank call runs: the request's choices over the corpus's; a model the request names
-    is checked (404, 409), a request for one on a corpus without one is a 409 (naming `field`)."""
+    """The stage a rank call runs with `model` serving: the request's choices over the corpus's (the
+    calibration's for `model`, else the default ranking's); a model the request names is checked (404,
+    409), a request for one on a corpus without one is a 409 (naming `field`)."""
     try:
-        stage = resolve_rerank(requested, corpus_ranking)
+        stage = resolve_rerank(requested, served_rerank_record(corpus, model))
     except ValueError as error:
         raise ConflictError(
             f"{field}: this corpus has no re-ranking stage; name a registered cross-encoder (admin key) "
@@ -111,12 +117,9 @@ def reranked(
     except (NotFoundError, ConflictError) as error:  # the corpus's stage names a model deleted or changed
         raise type(error)(f"{field}: {error.message}", field) from error
     scores = reranker.score(query, [item.text for item in head])
-    order = scores
-    if stage.weight < 1.0:
-        first = minmax(np.array([item.score for item in head], dtype=np.float64))
-        order = stage.weight * minmax(scores) + (1.0 - stage.weight) * first
+    order = stage_order([item.score for item in head], scores, stage.weight)
     scored = [replace(item, rerank_score=float(s)) for item, s in zip(head, scores, strict=True)]
-    ordered = rerank_top_k([*scored, *items[stage.k :]], [float(v) for v in order], stage.k)
+    ordered = rerank_top_k([*scored, *items[stage.k :]], order, stage.k)
     return [replace(item, rank=rank) for rank, item in enumerate(ordered[:k], start=1)]
 
 

@@ -21,7 +21,8 @@ from app.db.engine import transaction
 from app.db.repositories.jobs import MODEL_SLOT, JobRepository
 from app.db.repositories.model_versions import ModelRepository
 from app.db.repositories.pairs import PairRepository
-from app.schemas.admin import HardNegativesIn
+from app.schemas.retraining import HardNegativesIn, RetrainRerankerIn
+from app.search.ranking_setting import served_rerank_record, stored_rerank
 from app.serving.context import ServiceContext
 from app.usecases.pairs import PairInput, PairService
 from evaluation.metrics import parse_metric
@@ -74,6 +75,9 @@ class RetrainService:
             kind = corpus.kind
             negatives = PairRepository(session, corpus.id).counts()["negative"]
             active = ModelRepository(session).active()
+            # A stage the corpus serves now is part of what the gate must score (dev protocol below).
+            served = served_rerank_record(corpus, active.version if active else "")
+            serves_stage = stored_rerank(served) is not None
         defaults = training_defaults(negatives)
         values = {**RETRAIN_DEFAULTS, **defaults.settings, **given}
         # A loss (or batch order) the request names takes its own parameters, not the row's other one's.
@@ -101,11 +105,37 @@ class RetrainService:
         if asked_base is not None and (active is None or base_version != active.version):
             # Fold models start from the base model: their epoch 0 is the active model only when the base is.
             values["cross_validation"] = "never"
+        reranker = self._reranker(request.choices, defaults.reranker, base)
+        if reranker is not None or serves_stage:
+            # Re-ranking stages are scored on the dev queries (held out from both models' training): a
+            # cross-validated gate would train a cross-encoder per fold, K times the job's cost.
+            if given.get("cross_validation") == "always":
+                why = "the job trains" if reranker is not None else "the corpus serves"
+                why += " a re-ranker"
+                raise InvalidInputError(
+                    f"cross_validation: {why}, which the gate scores on the dev set; use auto or never",
+                    "cross_validation",
+                )
+            values["cross_validation"] = "never"
         fraction = request.dev_fraction or values["dev_fraction"]
         passthrough = {key: values[key] for key in _PASSTHROUGH}
         return RetrainParams(corpus=request.corpus, kind=kind, base_model=base, gate_metric=gate_metric,
                              dev_fraction=float(fraction), base_version=base_version, defaults=defaults.data,
-                             **passthrough)  # fmt: skip
+                             reranker=reranker, **passthrough)  # fmt: skip
+
+    def _reranker(self, choices: dict[str, Any], by_default: bool, base: str) -> dict[str, Any] | None:
+        """The cross-encoder the job trains beside the bi-encoder, or None: the request's `reranker`
+        (null or `enabled: false`: none), else the defaults row's choice; it starts from its own base
+        or the bi-encoder's."""
+        asked = choices.get("reranker", {} if by_default else None)
+        if asked is None:
+            return None
+        plan = RetrainRerankerIn.model_validate(asked).model_dump()
+        if not plan.pop("enabled"):
+            return None
+        plan["base_model"] = plan["base_model"] or base
+        plan["base_version"] = self._registered(plan["base_model"])
+        return plan
 
     def _registered(self, base: str) -> str | None:
         """The registered version a base model names (by version, or by the folder it was registered

@@ -79,8 +79,12 @@ def training_defaults_table() -> str:
     """The retrain job's defaults by what the judged pairs hold (app/core/defaults.py), with evidence."""
     from app.core.defaults import LABELLED_NEGATIVES, POSITIVES_ONLY
 
-    rows = ["| the corpus's judged pairs hold | training defaults | measured |", "|---|---|---|"]
+    rows = [
+        "| the corpus's judged pairs hold | training defaults | measured | re-ranker trained too |",
+        "|---|---|---|---|",
+    ]
     for row in (LABELLED_NEGATIVES, POSITIVES_ONLY):
         settings = ", ".join(f"`{key}`: `{json.dumps(value)}`" for key, value in row.settings.items())
-        rows.append(f"| {row.data} | {settings} | {row.evidence} |")
+        reranker = f"{'**on**' if row.reranker else 'off'}: {row.reranker_evidence}"
+        rows.append(f"| {row.data} | {settings} | {row.evidence} | {reranker} |")
     return "\n".join(rows) + "\n"

@@ -87,3 +87,46 @@ def test_retrain_follow_the_job_activate_and_roll_back(console: Console, watched
     expect(serving_row.get_by_test_id("activate")).to_be_hidden(timeout=30_000)
     assert console.http.get("/ready").json()["model"] == serving
     expect(page.get_by_test_id("rollback")).to_be_hidden()  # not "Roll back to" the failed candidate
+
+
+STACK_GATE = {
+    "protocol": "dev", "metric": "MAP", "improved": True, "delta": 0.4, "activation": "queued",
+    "candidate": {"MAP": 0.9}, "active": {"MAP": 0.5}, "noise": {"noise_band": 0.1},
+    "chosen": "new bi-encoder + new re-ranker", "candidate_ranking": "lexical", "active_ranking": "lexical",
+    "arms": {
+        "active": {"ranking": "lexical", "rerank": None, "means": {"MAP": 0.5}},
+        "new bi-encoder": {"ranking": "lexical", "rerank": None, "means": {"MAP": 0.5}},
+        "new bi-encoder + new re-ranker": {
+            "ranking": "lexical", "rerank": {"model": "rr", "k": 20, "weight": 0.5}, "means": {"MAP": 0.9},
+        },
+    },
+}  # fmt: skip
+
+
+def test_the_retrain_form_offers_the_reranker_and_the_gate_shows_what_it_compared(
+    console: Console, watched: Watched
+) -> None:
+    """The confirm step says a re-ranker is trained too and sends `reranker`; a two-model gate's report
+    lists every pipeline it compared, best first, the chosen one marked, and the verdict says the two
+    are activated and rolled back together."""
+    corpus = console.corpus([{"query": q, "document_id": d, "label": 1} for q, d in PARAPHRASES])
+    sign_in(watched, console.admin_key)
+    choose(watched, corpus)
+    page = watched.page
+    page.get_by_test_id("view-models").click()
+    page.get_by_test_id("retrain-reranker").select_option("on")
+    page.get_by_test_id("retrain").click()
+    confirm = page.get_by_test_id("retrain-confirm")
+    expect(confirm).to_contain_text("a cross-encoder re-ranker is trained on the same pairs too")
+    expect(confirm).to_contain_text('"reranker":{}')
+    page.get_by_test_id("retrain-cancel").click()
+    # The report of a finished two-model job, shown as the Models view shows any followed job.
+    shown = "gate => { Alpine.store('models').job = {id: 'j', kind: 'retrain', status: 'succeeded', gate}; }"
+    page.evaluate(shown, STACK_GATE)
+    arms = page.get_by_test_id("gate-arm")
+    expect(arms).to_have_count(3)
+    expect(arms.first).to_contain_text("new bi-encoder + new re-ranker")
+    expect(arms.first).to_contain_text("lexical + re-ranker top 20, weight 0.5")
+    expect(arms.first.get_by_text("chosen")).to_be_visible()
+    expect(page.locator("[data-testid=gate-arm][data-arm=active]").get_by_text("chosen")).to_be_hidden()
+    expect(page.get_by_test_id("gate-verdict")).to_contain_text("activated, and rolled back, together")

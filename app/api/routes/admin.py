@@ -7,9 +7,20 @@ from fastapi import APIRouter, Query
 from app.api.deps import ApiKeyServiceDep, JobServiceDep, ModelAdminServiceDep, RetrainServiceDep
 from app.api.params import KeyIdParam, ModelVersionParam, RecordIdParam
 from app.api.security import ADMIN
-from app.schemas.admin import JobCreated, JobList, JobOut, ModelDeleted, ModelList, ModelOut, RetrainRequest
+from app.schemas.admin import (
+    ApiKeyCreate,
+    ApiKeyCreated,
+    ApiKeyList,
+    ApiKeyOut,
+    JobCreated,
+    JobList,
+    JobOut,
+    ModelDeleted,
+    ModelList,
+    ModelOut,
+)
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, error_responses
-from app.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyOut
+from app.schemas.retraining import RetrainRequest
 from app.usecases.pairs import PairInput
 from app.usecases.retraining import RetrainCommand
 

@@ -6,8 +6,8 @@ from fastapi import APIRouter, Request
 
 from app.api.deps import get_runtime
 from app.api.security import Identity
+from app.schemas.admin import WhoAmI
 from app.schemas.errors import error_responses
-from app.schemas.keys import WhoAmI
 
 router = APIRouter(tags=["keys"], responses=error_responses(401, 403, 429, 503))
 

@@ -50,6 +50,9 @@ class RetrainParams:
     base_version: str | None = None
     bias_correction: bool = True  # AdamW's (training/config.py's default)
     defaults: str = ""  # the row of app/core/defaults.py's training table the unset fields came from
+    # A cross-encoder trained beside the bi-encoder (RetrainRerankerIn's fields, app/schemas/retraining.py,
+    # with `base_version` where its base is registered); None: the bi-encoder alone.
+    reranker: dict[str, Any] | None = None
 
 
 def training_config(

@@ -14,15 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from app.control.activation import activation_job
-from app.control.gate import (
-    GATE_SOURCE,
-    GateDataset,
-    build_gate_dataset,
-    mode_report,
-    offline_candidates,
-    paired_noise,
-    served_candidates,
-)
+from app.control.gate import GATE_SOURCE, GateDataset, build_gate_dataset
 from app.control.gate_cv import cross_validated_gate
 from app.control.job_context import JobContext, Outcome
 from app.control.pair_export import ExportedPair, read_pairs
@@ -35,17 +27,19 @@ from app.control.retraining.config import (
     write_config,
 )
 from app.control.retraining.curve import TrainingCurve
+from app.control.retraining.dev_gate import CorpusRecords, dev_gate
 from app.control.retraining.process import TrainingProcess, describe_exit
+from app.control.retraining.reranker import TrainedReranker, load_trained, reranker_args
 from app.db.models import utcnow
 from app.db.repositories.corpora import CorpusRepository
 from app.db.repositories.documents import DocumentRepository
 from app.search.ranking_setting import RankingChoice, RankingSetting, ranking_record, resolve_mode
 from app.serving.context import ServiceContext
 from app.serving.encoder import Encoder
-from app.serving.state import ServingState
+from app.serving.registry import Registration
 from evaluation.judgements import write_beir
 from pairank import train_events
-from pairank.models import ModelSpec, resolve_model
+from pairank.models import CROSS_ENCODER, ModelSpec, resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +62,7 @@ class RetrainRun:
         self.default_ranking: dict[str, Any] | None = None
         self._last_progress_write = 0.0
         self.curve = TrainingCurve()  # kept in every later progress, so the finished job still shows it
+        self.stage = "training"  # then "training_reranker" where the job trains a cross-encoder too
 
     def run(self) -> Outcome:
         """Every stage; the training process's stderr tail is kept on the job whatever happens."""
@@ -90,27 +85,58 @@ class RetrainRun:
         config = write_config(self.job_dir, self.params, dev, base_path, self._served_ranking())
         write_beir(gate_set.dataset, self.job_dir / DEV_FOLDER)  # the trainer's dev set is the gate's
         context.progress("training", train_pairs=context.params.get("train_pairs"), dev_pairs=len(dev))
-        self.process = TrainingProcess(self.job_dir / "config.yaml", self.run_dir, context.cancelled)
-        context.on_cancel(self.process.terminate)
+        self._train(self.run_dir)
+        if self.params.reranker is not None:
+            self.stage = "training_reranker"
+            context.progress(self.stage, **self.curve.progress())
+            self._train(self._reranker_run(), self._reranker_args())
+
+        context.progress("exporting_model", **self.curve.progress())
+        spec = resolve_model(str(self._model_run()))
+        # The candidate is exported, quantized and quality-gated like any served model before it is scored.
+        candidate = self.service.serving.load_encoder(spec)
+        trained = None
+        try:
+            if self.params.reranker is not None:
+                trained = load_trained(self.service.settings, self._reranker_run(), self.params.reranker)
+            return self._evaluate(spec, candidate, config, gate_set, trained)
+        finally:
+            candidate.close()
+            if trained is not None:
+                trained.close()
+
+    def _train(self, output: Path, args: list[str] | None = None) -> None:
+        """One `pairank train` child process into `output`; a failure raises with its reason."""
+        self.process = TrainingProcess(
+            self.job_dir / "config.yaml", output, self.context.cancelled, args=args or []
+        )
+        self.context.on_cancel(self.process.terminate)
         code = self.process.run(self._on_training_event)
-        context.check_cancel()
+        self.context.check_cancel()
         if code != 0:
             reason = self.process.last_error_event or (
                 self.process.stderr_tail[-1] if self.process.stderr_tail else ""
             )
             raise RuntimeError(f"training process {describe_exit(code)}: {reason}".rstrip(": "))
 
-        context.progress("exporting_model", **self.curve.progress())
-        spec = resolve_model(str(self._model_run()))
-        # The candidate is exported, quantized and quality-gated like any served model before it is scored.
-        candidate = self.service.serving.load_encoder(spec)
-        try:
-            return self._evaluate(spec, candidate, config, gate_set)
-        finally:
-            candidate.close()
+    def _reranker_run(self) -> Path:
+        """The cross-encoder's run folder, beside the bi-encoder's."""
+        return self.run_dir.parent / f"{self.run_dir.name}-reranker"
+
+    def _reranker_args(self) -> list[str]:
+        plan = self.params.reranker or {}
+        registry = self.service.serving.registry
+        version = plan.get("base_version")
+        base = registry.spec(version).path if version else str(plan["base_model"])
+        return reranker_args(plan, base, self.job_dir / DEV_FOLDER / "corpus.jsonl", self.params.seed)
 
     def _evaluate(
-        self, spec: ModelSpec, candidate: Encoder, config: dict[str, Any], gate_set: GateDataset
+        self,
+        spec: ModelSpec,
+        candidate: Encoder,
+        config: dict[str, Any],
+        gate_set: GateDataset,
+        trained: TrainedReranker | None,
     ) -> Outcome:
         params = self.params
         self.context.progress("evaluating", encoder=candidate.describe(), **self.curve.progress())
@@ -122,20 +148,29 @@ class RetrainRun:
             if carried is not None:
                 gate["calibration"] = carried
         else:
-            gate = self._gate(candidate.encode_bulk, active, gate_set, spec.version)
+            records = CorpusRecords(self.stored_calibration, self.default_ranking)
+            encode = candidate.encode_bulk
+            gate = dev_gate(self.service, params, gate_set, spec.version, encode, records, trained)
         gate["active_model"] = active.model_version
         manifest = json.loads((self._model_run() / "manifest.json").read_text())
-        # Its files go into the artifact store in the registering transaction: any process may load it.
-        self.service.serving.registry.register(
-            spec,
-            str(self._model_run() / "model"),
-            "trained",
-            base_model=params.base_model,
-            job_id=self.context.job_id,
-            training={"params": asdict(params), "config": config},
-            dev_metrics={"training": manifest.get("dev_metrics"), "gate": gate},
-            encoder=candidate.describe(),
-        )
+        bi_encoder = Registration(spec, str(self._model_run() / "model"), "trained", {
+            "base_model": params.base_model, "job_id": self.context.job_id,
+            "training": {"params": asdict(params), "config": config},
+            "dev_metrics": {"training": manifest.get("dev_metrics"), "gate": gate},
+            "encoder": candidate.describe(),
+        })  # fmt: skip
+        registrations = [bi_encoder]
+        if trained is not None:
+            plan = params.reranker or {}
+            registrations.append(Registration(trained.spec, str(self._reranker_run() / "model"), "trained", {
+                "base_model": plan.get("base_model"), "job_id": self.context.job_id,
+                "training": {"kind": CROSS_ENCODER, "params": plan, "bi_encoder": spec.version},
+                "dev_metrics": {"gate": {"chosen": gate.get("chosen"), "bi_encoder": spec.version}},
+                "encoder": trained.reranker.describe(),
+            }))  # fmt: skip
+        # Their files go into the artifact store in one registering transaction: both or neither, and
+        # any process may load them.
+        self.service.serving.registry.register_together(registrations)
         self.context.check_cancel()
         follow_ups = []
         gate["activation"] = "not requested" if not params.auto_activate else "gate not passed"
@@ -188,55 +223,11 @@ class RetrainRun:
         model = self.service.serving.state().model_version
         return resolve_mode(None, self.stored_calibration, model, self.default_ranking)
 
-    def _gate(
-        self, candidate_encode: Any, active: ServingState, dataset: GateDataset, version: str
-    ) -> dict[str, Any]:
-        """Both models on the dev set, each at its calibrated ranking mode (the active one's stored mode
-        when the corpus has one for it), compared by the paired noise band: the active model through
-        the live store, as `rank` serves it, the candidate through the same first stage in memory."""
-        metric = self.params.gate_metric
-        stored = self.stored_calibration
-        stored = stored if stored and stored.get("model") == active.model_version else None
-        new = mode_report(
-            offline_candidates(candidate_encode, dataset), dataset, metric, default=self.default_ranking
-        )
-        served = served_candidates(active, self.service.sessions, self.params.corpus, dataset)
-        old = mode_report(served, dataset, metric, stored, self.default_ranking)
-        delta = new.report.means[metric] - old.report.means[metric]
-        noise = paired_noise(new.report, old.report, metric)
-        significant = delta > noise["noise_band"]
-        return {
-            "protocol": "dev",
-            "metric": metric,
-            "mode": dataset.mode,
-            "candidate": new.report.means,
-            "active": old.report.means,
-            "candidate_ranking": new.setting.label,
-            "active_ranking": old.setting.label,
-            "active_ranking_source": old.source,
-            "settings": {"candidate": new.settings, "active": old.settings},
-            # Stored on the corpus when this candidate is activated (activation.py).
-            "calibration": {
-                "corpus": self.params.corpus,
-                **ranking_record(
-                    version,
-                    new.choice,
-                    metric,
-                    len(new.report.per_query),
-                    dataset.mode,
-                    GATE_SOURCE,
-                    utcnow().isoformat(),
-                ),
-            },
-            "delta": delta,
-            "noise": noise,
-            "significant": significant,
-            # Above min_improvement, and (unless waived) outside the noise band of the dev queries.
-            "improved": delta > self.params.min_improvement
-            and (significant or not self.params.require_significant),
-        }
-
     def _on_training_event(self, event: dict[str, Any]) -> None:
+        if self.stage != "training":  # the cross-encoder's run: no bi-encoder curve to extend
+            tail = "\n".join(self.process.stderr_tail) if self.process is not None else None
+            self.context.update(progress={"stage": self.stage, **self.curve.progress()}, log_tail=tail)
+            return
         self.curve.add(event)
         # Step events arrive often; the database gets at most two progress writes a second.
         now = time.monotonic()
@@ -245,4 +236,4 @@ class RetrainRun:
         self._last_progress_write = now
         fields = {k: event[k] for k in train_events.PROGRESS_KEYS if k in event}
         tail = "\n".join(self.process.stderr_tail) if self.process is not None else None
-        self.context.update(progress={"stage": "training", **fields, **self.curve.progress()}, log_tail=tail)
+        self.context.update(progress={"stage": self.stage, **fields, **self.curve.progress()}, log_tail=tail)

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +28,19 @@ def _die_with_parent() -> None:
 
 
 class TrainingProcess:
-    """One `pairank train --config CONFIG --output RUN_DIR` child process."""
+    """One `pairank train --config CONFIG --output RUN_DIR [ARGS]` child process."""
 
     def __init__(
-        self, config_path: Path, run_dir: Path, cancelled: threading.Event | None = None, log_lines: int = 40
+        self,
+        config_path: Path,
+        run_dir: Path,
+        cancelled: threading.Event | None = None,
+        log_lines: int = 40,
+        args: Sequence[str] = (),
     ) -> None:
         self.command = [
             sys.executable, "-m", "pairank.cli", "train",
-            "--config", str(config_path), "--output", str(run_dir), "--no-progress-bar",
+            "--config", str(config_path), "--output", str(run_dir), "--no-progress-bar", *args,
         ]  # fmt: skip
         self.stderr_tail: deque[str] = deque(maxlen=log_lines)
         self.process: subprocess.Popen[str] | None = None

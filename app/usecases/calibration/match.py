@@ -97,7 +97,7 @@ def judged_worlds(
 ) -> list[JudgedQuery]:  # fmt: skip
     """The judged queries in both worlds, each list as `rank` serves it (re-ranking stage included)."""
     how = served_setting(opened.settings, None, state.model_version)
-    stage = rerank_stage(service, None, opened.settings.default_ranking)
+    stage = rerank_stage(service, None, opened.settings, state.model_version)
     group_of = {member: group for group in twins for member in group}
     golds = [frozenset(d for r in relevant for d in group_of.get(r, [r])) for _, relevant in queries]
     with service.sessions() as session:

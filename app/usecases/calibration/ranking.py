@@ -69,6 +69,12 @@ class RankingCalibrationService:
             state.model_version, choice, metric, len(dataset.queries), mode, SOURCE, utcnow().isoformat()
         )
         with transaction(self.service.sessions) as session:
-            require_corpus(session, name).ranking_calibration = calibration
+            corpus = require_corpus(session, name)
+            kept = corpus.ranking_calibration or {}
+            if kept.get("model") == state.model_version and kept.get("rerank"):
+                # The re-ranker a retraining gate chose with this model stays with it: this calibration
+                # chooses the first stage only.
+                calibration["rerank"] = kept["rerank"]
+            corpus.ranking_calibration = calibration
         queue_corpus_runs(self.service, name, "ranking change")  # its saved query sets, scored again
         return calibration

@@ -5,8 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from app.schemas.admin import JobCreated, JobList, JobOut, ModelDeleted, ModelList, RetrainRequest
-from app.schemas.keys import ApiKeyCreate, ApiKeyCreated, ApiKeyList, ApiKeyOut, WhoAmI
+from app.schemas.admin import (
+    ApiKeyCreate,
+    ApiKeyCreated,
+    ApiKeyList,
+    ApiKeyOut,
+    JobCreated,
+    JobList,
+    JobOut,
+    ModelDeleted,
+    ModelList,
+    WhoAmI,
+)
+from app.schemas.retraining import RetrainRequest
 from pairank.client.calls import Steps, call, reads
 from pairank.client.errors import ConflictError
 from pairank.client.ops import given, segment

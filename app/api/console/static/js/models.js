@@ -4,7 +4,7 @@
 import Alpine from "../vendor/alpinejs/alpine.esm.min.js";
 import { call, seg } from "./api.js";
 import { curve, draw } from "./charts.js";
-import { gateVerdict, progressText } from "./verdict.js";
+import { gateArms, gateVerdict, progressText } from "./verdict.js";
 
 const FINAL = new Set(["succeeded", "failed", "cancelled"]);
 const POLL_MS = 1000;
@@ -12,7 +12,8 @@ const POLL_MS = 1000;
 export function modelsStore() {
   return {
     // The console's defaults: nothing activates without a look at the gate (the API's default stays).
-    form: { epochs: "", auto_activate: false, require_significant: true, cross_validation: "auto", min_improvement: "" },
+    form: { epochs: "", auto_activate: false, require_significant: true, cross_validation: "auto", min_improvement: "",
+            reranker: "default" },
     confirming: false,
     pendingActivation: null,
     job: null,
@@ -67,6 +68,7 @@ export function modelsStore() {
                      cross_validation: this.form.cross_validation };
       if (String(this.form.epochs).trim()) body.epochs = Number(this.form.epochs);
       if (String(this.form.min_improvement).trim()) body.min_improvement = Number(this.form.min_improvement);
+      if (this.form.reranker !== "default") body.reranker = this.form.reranker === "on" ? {} : null;
       return body;
     },
 
@@ -109,6 +111,11 @@ export function modelsStore() {
     /** The gate's verdict in plain words, with the next step. */
     verdict() {
       return gateVerdict(this.job && this.job.gate);
+    },
+
+    /** Every pipeline the gate compared (active, new bi-encoder, with the new re-ranker), best first. */
+    arms() {
+      return gateArms(this.job && this.job.gate);
     },
 
     /** "42% · about 1 min 10 s left" while a job runs. */

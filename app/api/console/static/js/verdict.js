@@ -12,6 +12,18 @@ export function gateVerdict(gate) {
   return served ? { ...verdict, text: `${verdict.text} (Both were scored as the corpus serves them: ${served}.)` } : verdict;
 }
 
+/** Every pipeline a dev-set gate compared, best first: {name, pipeline, value, chosen}; [] for other gates. */
+export function gateArms(gate) {
+  if (!gate || !gate.arms) return [];
+  const metric = gate.metric;
+  const rows = Object.entries(gate.arms).map(([name, arm]) => {
+    const stage = arm.rerank ? ` + re-ranker top ${arm.rerank.k}, weight ${arm.rerank.weight}` : "";
+    const value = arm.means ? arm.means[metric] : undefined;
+    return { name, pipeline: `${arm.ranking}${stage}`, value: `${metric} ${num(value)}`, chosen: name === gate.chosen, score: value };
+  });
+  return rows.sort((a, b) => (b.score ?? -1) - (a.score ?? -1));
+}
+
 /** The pipeline the gate scored: the served ranking of a cross-validated gate, or each model's on the dev set. */
 export function scoredAs(gate) {
   if (gate.ranking) return gate.ranking;
@@ -28,7 +40,10 @@ function plainVerdict(gate) {
     const next = gate.activation === "queued"
       ? "It is being activated now; every corpus will rank with it."
       : "Next: activate it below when you want it to serve.";
-    return { passed: true, text: `Passed: the candidate ranks the held-out queries better (${metric} ${num(candidate)} against ${num(active)}, ${signed(gate.delta)}). ${next}` };
+    const stack = gate.chosen && gate.arms && gate.arms[gate.chosen] && gate.arms[gate.chosen].rerank
+      ? " with its new re-ranker, which beat the new model alone too: the two are activated, and rolled back, together"
+      : "";
+    return { passed: true, text: `Passed: the candidate${stack} ranks the held-out queries better (${metric} ${num(candidate)} against ${num(active)}, ${signed(gate.delta)}). ${next}` };
   }
   if (typeof active === "number" && active >= 0.999) {
     return { passed: false, text: `Not passed: the current model already ranks every held-out query's relevant document first (${metric} ${num(active)}), so no candidate can do better on them. Next: judge harder queries (ones it gets wrong) and retrain.` };
