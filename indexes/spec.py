@@ -83,9 +83,8 @@ class IndexSpec:
             raise ValueError("index.compression applies to type ivf only")
         if not 0 <= self.refine <= MAX_REFINE:
             raise ValueError(f"index.refine must be within 0..{MAX_REFINE}")
-        if self.refine and self.compression == "none":
-            raise ValueError("index.refine applies to compressed ivf only (compression sq8 or pq)")
 
     def refined(self, structure: str) -> bool:
         """True when searches over `structure` re-score their candidates from the float16 copy."""
+        # Float32 lists score exactly already: there `refine` is accepted and has nothing to do.
         return bool(self.refine) and structure == "ivf" and self.compression != "none"

@@ -60,7 +60,7 @@ class IvfIndex(RequestModel):
         0,
         ge=0,
         le=4096,
-        description="sq8/pq: candidates re-scored exactly from float16 vectors on disk (0: off; 100-400).",
+        description="sq8/pq: candidates re-scored exactly from float16 vectors on disk (0: off; 100-200).",
     )
 
 

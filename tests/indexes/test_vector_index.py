@@ -121,8 +121,8 @@ def test_auto_spec_is_exact_below_the_threshold() -> None:
     # PQ codebooks need about 10k vectors to train (tests/indexes/test_compact_index.py uses it).
     assert IndexSpec(type="ivf", nlist=8, compression="pq").structure(9_000) == "flat"
     assert IndexSpec(type="ivf", nlist=8, compression="pq").structure(10_000) == "ivf"
-    with pytest.raises(ValueError, match="refine applies to compressed ivf"):
-        IndexSpec(type="ivf", refine=100).validate()
+    assert not IndexSpec(type="ivf", refine=100).refined("ivf")  # float32 lists score exactly already
+    assert IndexSpec(type="ivf", compression="sq8", refine=100).refined("ivf")
     with pytest.raises(ValueError, match="refine must be within"):
         IndexSpec(type="ivf", compression="sq8", refine=5000).validate()
 
