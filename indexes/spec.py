@@ -13,7 +13,7 @@ Compression = Literal["none", "sq8", "pq"]
 AUTO_FLAT_BELOW = 200_000
 # Faiss wants about 39 training points per IVF list; below that an IVF corpus stays exact for now.
 TRAINING_POINTS_PER_LIST = 39
-# A product quantizer learns 256 codes per sub-quantizer, from as many points per code again.
+# A product quantizer learns 256 codes per sub-quantizer: Faiss asks for 39 training points per code.
 PQ_TRAINING_POINTS = 256 * TRAINING_POINTS_PER_LIST
 # Re-scoring reads one float16 row (2 bytes/dim) per candidate: beyond a few thousand it costs what the
 # lists saved.

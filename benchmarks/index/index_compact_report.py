@@ -21,7 +21,8 @@ def compact_markdown(compact: dict[str, Any]) -> list[str]:
         "",
         f"- Command: `{compact['command']}`",
         f"- Machine: {info['nproc']} CPUs, {info['cpu_model']}, {info['memory_gib']} GiB; {info['date']}",
-        f"- {compact['size']:,} clustered 384-d unit vectors (as above), 4096 lists; each kind built by the "
+        f"- {compact['size']:,} clustered 384-d unit vectors (as above), {compact['lists']} lists; each kind "
+        "built by the "
         "store's checkpoint and searched from its memory-mapped snapshot in a fresh process after 1,000 "
         "warm-up queries; recall@10 against exact float32 search for 200 perturbed stored vectors.",
         "",
