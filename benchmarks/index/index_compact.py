@@ -2,7 +2,7 @@
 384-d clustered unit vectors (1M by default), each built by the store's own checkpoint code and searched from
 its memory-mapped snapshot as a worker does.
 
-Per kind, a fresh process maps the snapshot and runs 1,000 warm-up queries (so every page searches touch is
+Per setting, a fresh process maps the snapshot and runs 500 warm-up queries (so every page searches touch is
 resident), then measures p50 (one query at a time, k = 10), recall@10 against exact float32 search, and its
 resident memory split by mapping: the IVF lists (ann.faiss), the float16 rows, the float32 rows (untouched
 by these searches) and private memory. A second process measures p50 with the float16 rows evicted from the
@@ -43,16 +43,19 @@ MAPPINGS = {"ann.faiss": "ivf_lists", "vectors.f16.npy": "float16_rows", "vector
 
 
 def kinds(lists: int) -> dict[str, IndexSpec]:
-    """Today's default IVF and the refined compact kinds, with `lists` lists each."""
+    """Today's default IVF and the refined compact kinds, with `lists` lists each, by folder name."""
     return {
-        "ivf nprobe=32": IndexSpec(type="ivf", nlist=lists, nprobe=32),
-        "ivf-sq8 nprobe=32 refine=100": IndexSpec(
-            type="ivf", nlist=lists, nprobe=32, compression="sq8", refine=100
-        ),
-        "ivf-pq m=48 nprobe=32 refine=200": IndexSpec(
-            type="ivf", nlist=lists, nprobe=32, compression="pq", pq_m=48, refine=200
-        ),
+        "ivf": IndexSpec(type="ivf", nlist=lists),
+        "ivf-sq8": IndexSpec(type="ivf", nlist=lists, compression="sq8", refine=100),
+        "ivf-pq": IndexSpec(type="ivf", nlist=lists, compression="pq", pq_m=48, refine=200),
     }
+
+
+def label(spec: IndexSpec) -> str:
+    """A setting's name in the report."""
+    name = "ivf" if spec.compression == "none" else f"ivf-{spec.compression}"
+    name += f" m={spec.pq_m}" if spec.compression == "pq" else ""
+    return name + f" nprobe={spec.nprobe}" + (f" refine={spec.refine}" if spec.refined("ivf") else "")
 
 
 def resident_bytes() -> dict[str, int]:
@@ -80,7 +83,7 @@ def measure(folder: Path, spec: IndexSpec, work: Path, cold: bool) -> dict[str, 
     assert loaded is not None
     index = VectorIndex(DIMENSION, spec, loaded.base)
     if not cold:
-        for query in warm:
+        for query in warm[:500]:  # 500 x nprobe probes: every list is touched
             index.search(query[None], 10)
     times, found = [], []
     for query in queries:
@@ -110,32 +113,46 @@ def prepare(size: int, work: Path) -> np.ndarray:
     return vectors
 
 
-def run(size: int, lists: int, work: Path) -> dict[str, Any]:
-    """Build every kind by a checkpoint, then measure each in fresh processes."""
-    vectors = prepare(size, work)
-    ids = np.arange(size, dtype=np.int64)
+def build(spec: IndexSpec, folder: Path, vectors: np.ndarray) -> dict[str, Any]:
+    """Build one kind by a checkpoint into `folder`; its cost is kept in build.json for --reuse."""
+    shutil.rmtree(folder, ignore_errors=True)
+    ids = np.arange(len(vectors), dtype=np.int64)
+    index = VectorIndex(DIMENSION, spec, Base(vectors, ids, np.ones(len(vectors), bool), ids, ids))
+    result = checkpoint(index, folder, "bench", MODEL)
+    generation = result.snapshot.base.source
+    assert generation is not None
+    files = {p.name: p.stat().st_size for p in generation.iterdir() if p.suffix in (".npy", ".faiss")}
+    built = {
+        "build_seconds": round(result.seconds, 1),
+        "checkpoint_recall_at_10": result.snapshot.manifest["recall_at_10"],
+        "disk_mib": {name: round(bytes_ / 2**20, 1) for name, bytes_ in files.items() if bytes_ > 2**20},
+    }
+    (folder / "build.json").write_text(json.dumps(built))
+    return built
+
+
+def run(size: int, lists: int, nprobes: list[int], work: Path, reuse: bool) -> dict[str, Any]:
+    """Build every kind by a checkpoint (unless reused), then measure each setting in fresh processes."""
+    vectors = None if reuse and (work / "truth.npy").is_file() else prepare(size, work)
     out: dict[str, Any] = {"size": size, "lists": lists, "kinds": {}}
-    for label, spec in kinds(lists).items():
-        folder = work / label.split()[0]
-        shutil.rmtree(folder, ignore_errors=True)
-        index = VectorIndex(DIMENSION, spec, Base(vectors, ids, np.ones(size, bool), ids, ids))
-        result = checkpoint(index, folder, "bench", MODEL)
-        generation = result.snapshot.base.source
-        assert generation is not None
-        files = {p.name: p.stat().st_size for p in generation.iterdir() if p.suffix in (".npy", ".faiss")}
-        row: dict[str, Any] = {
-            "build_seconds": round(result.seconds, 1),
-            "checkpoint_recall_at_10": result.snapshot.manifest["recall_at_10"],
-            "disk_mib": {name: round(size / 2**20, 1) for name, size in files.items() if size > 2**20},
-        }
-        del index, result
-        for cold in (False, True) if spec.refine else (False,):
-            command = [sys.executable, __file__, "--measure", str(folder), "--workdir", str(work)]
-            command += ["--spec", json.dumps(spec.to_dict()), *(["--cold"] if cold else [])]
-            measured = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
-            row.update(measured if not cold else {"cold_refine_p50_ms": measured["p50_ms"]})
-        out["kinds"][label] = row
-        print(label, row, file=sys.stderr)
+    for kind, spec in kinds(lists).items():
+        folder = work / kind
+        if reuse and (folder / "build.json").is_file():
+            built = json.loads((folder / "build.json").read_text())
+        else:
+            vectors = prepare(size, work) if vectors is None else vectors
+            built = build(spec, folder, vectors)
+        for nprobe in nprobes:
+            tuned = IndexSpec.from_dict({**spec.to_dict(), "nprobe": nprobe})
+            row = dict(built)
+            for cold in (False, True) if tuned.refine else (False,):
+                command = [sys.executable, __file__, "--measure", str(folder), "--workdir", str(work)]
+                command += ["--spec", json.dumps(tuned.to_dict()), *(["--cold"] if cold else [])]
+                done = subprocess.run(command, check=True, capture_output=True, text=True)
+                measured = json.loads(done.stdout)
+                row.update(measured if not cold else {"cold_refine_p50_ms": measured["p50_ms"]})
+            out["kinds"][label(tuned)] = row
+            print(label(tuned), row, file=sys.stderr)
     return out
 
 
@@ -148,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     # Fewer lists than index_scale.py's 4096: training 4096 centroids three times takes most of an hour
     # on 2 shared cores, and the kinds differ in what the lists hold, not in how many there are.
     parser.add_argument("--nlist", type=int, default=1024)
+    parser.add_argument("--nprobe", type=int, nargs="+", default=[32, 128])
+    parser.add_argument("--reuse", action="store_true", help="measure the snapshots built by a previous run")
     parser.add_argument("--workdir", type=Path, default=REPO / "data" / "bench-index-compact")
     parser.add_argument("--output-dir", type=Path, default=REPO / "benchmarks")
     parser.add_argument("--measure", type=Path, help=argparse.SUPPRESS)
@@ -159,8 +178,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(measure(args.measure, spec, args.workdir, args.cold)))
         return 0
     args.workdir.mkdir(parents=True, exist_ok=True)
-    compact = run(args.size, args.nlist, args.workdir)
-    compact["command"] = command_line("index/index_compact.py", argv)
+    compact = run(args.size, args.nlist, args.nprobe, args.workdir, args.reuse)
+    threads = os.environ.get("OMP_NUM_THREADS")  # a run with one thread per k-means says so
+    compact["command"] = (f"OMP_NUM_THREADS={threads} " if threads else "") + command_line(
+        "index/index_compact.py", argv
+    )
     compact["machine"] = machine()
     report = args.output_dir / "index_scale.json"
     payload = json.loads(report.read_text(encoding="utf-8"))
