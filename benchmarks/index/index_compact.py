@@ -186,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     compact["machine"] = machine()
     report = args.output_dir / "index_scale.json"
     payload = json.loads(report.read_text(encoding="utf-8"))
+    previous = payload.get("compact") or {}
+    if args.reuse and (previous.get("size"), previous.get("lists")) == (args.size, args.nlist):
+        compact["kinds"] = {**previous["kinds"], **compact["kinds"]}  # settings measured before stay
     payload["compact"] = compact
     report.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     from index_scale_report import to_markdown
