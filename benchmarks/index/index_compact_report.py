@@ -12,9 +12,16 @@ def _mib(row: dict[str, Any], *parts: str) -> float:
     return round(sum(row["resident_mib"].get(part, 0.0) for part in parts), 1)
 
 
+def _order(name: str) -> tuple[str, int]:
+    """Rows by kind, then by probed lists."""
+    kind, _, rest = name.partition(" nprobe=")
+    return kind, int(rest.split()[0])
+
+
 def compact_markdown(compact: dict[str, Any]) -> list[str]:
     """The table of each kind's speed, recall and memory, and the verdict on issue 41's target."""
-    info, kinds = compact["machine"], compact["kinds"]
+    info = compact["machine"]
+    kinds = dict(sorted(compact["kinds"].items(), key=lambda item: _order(item[0])))
     lines = [
         "",
         "## Compact indexes: IVF-sq8 and IVF-PQ refined from float16 rows",
@@ -41,8 +48,7 @@ def compact_markdown(compact: dict[str, Any]) -> list[str]:
         )
     lines += ["", "Against the target (recall@10 >= 0.98 at <= half today's memory, at the same nprobe):", ""]
     for name, row in kinds.items():
-        nprobe = name.split("nprobe=")[1].split()[0]
-        today = kinds.get(f"{TODAY}{nprobe}")
+        today = kinds.get(f"{TODAY}{_order(name)[1]}")
         if today is None or row is today:
             continue
         baseline = _mib(today, "ivf_lists", "private")
