@@ -32,6 +32,8 @@ def compact_markdown(compact: dict[str, Any]) -> list[str]:
         "built by the "
         "store's checkpoint and searched from its memory-mapped snapshot in a fresh process after 500 "
         "warm-up queries; recall@10 against exact float32 search for 200 perturbed stored vectors.",
+        "- build (s): the checkpoint that wrote the snapshot, in the run that built it (a `--reuse` run "
+        "measures snapshots built before and keeps their build time).",
         "",
         "| setting | p50 (ms) | p50, float16 rows evicted (ms) | recall@10 | resident: lists / float16 rows "
         "/ private (MiB) | resident without float16 rows (MiB) | on disk: lists / float16 rows (MiB) "
