@@ -4,7 +4,8 @@ A checkpoint copies the live rows under a shared lock (writes may go on meanwhil
 generation, and maps it. `rebase` then builds the index to serve from that snapshot plus whatever was
 written after its high-water mark (the callers hold the corpus's write lock for that short step).
 An ANN structure is extended with the new rows when the old base had one and few rows have died;
-otherwise the rows are compacted and the structure is built anew.
+otherwise the rows are compacted and the structure is built anew. A refined (compressed) IVF gets its
+float16 copy of every row written anew with each generation.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
     vectors, ids, alive, hwm, appended = index.sealed_rows(compact=not incremental)
     ann = None
     recall = None
+    refine = index.spec.refined(structure)
     if structure != "flat":
         if incremental:
             assert base.source is not None
@@ -59,8 +61,9 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
         else:
             ann = build_ann(index.spec, structure, vectors)
         assert ann is not None
-        recall = round(recall_at_k(ann, index.spec, vectors, alive), 4)
-    content = SnapshotContent(vectors, ids, alive, hwm, structure, index.spec.to_dict(), ann, recall)
+        refine_from = vectors if refine else None  # scored as float16, as the file written below
+        recall = round(recall_at_k(ann, index.spec, vectors, alive, refine_from=refine_from), 4)
+    content = SnapshotContent(vectors, ids, alive, hwm, structure, index.spec.to_dict(), ann, recall, refine)
     generation = save_snapshot(folder, content, corpus, model)
     loaded = load_snapshot(folder, model)
     if loaded is None or loaded.base.source != generation:

@@ -3,6 +3,7 @@
 Layout of `<root>/corpus-<id>/<model folder>/`:
     CURRENT                 name of the live generation (replaced with os.replace, so always whole)
     gen-<time>-<rand>/      vectors.npy, ids.npy, alive.npy, sorted_ids.npy, order.npy, [ann.faiss],
+                            [vectors.f16.npy: the rows in float16, for a refined compressed IVF],
                             manifest.json
 A snapshot holds the live vectors of a corpus up to a change-log high-water mark (`hwm`); start-up loads
 it memory-mapped and replays the log after the mark. A generation is written under a temporary name,
@@ -34,6 +35,8 @@ FORMAT_VERSION = 2
 METRIC = "inner_product"
 _CURRENT = "CURRENT"
 _STALE_AFTER_SECONDS = 60.0
+_REFINE_FILE = "vectors.f16.npy"
+_CHUNK_ROWS = 65_536  # rows converted to float16 at a time: a chunk, not a second matrix, in memory
 log = logging.getLogger(__name__)
 
 
@@ -92,6 +95,7 @@ class SnapshotContent:
     spec: dict[str, Any]
     ann: faiss.Index | None = None
     recall_at_10: float | None = None
+    refine: bool = False  # also write the float16 copy of the rows that refined searches re-score from
 
 
 def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> Path:
@@ -133,6 +137,8 @@ def _write_generation(tmp: Path, content: SnapshotContent, corpus: str, model: M
     np.save(tmp / "order.npy", order)
     if content.ann is not None:
         faiss.write_index(content.ann, str(tmp / "ann.faiss"))
+    if content.refine:
+        _write_float16(tmp / _REFINE_FILE, content.vectors)
     manifest = {
         "format_version": FORMAT_VERSION,
         "corpus": corpus,
@@ -155,6 +161,18 @@ def _write_generation(tmp: Path, content: SnapshotContent, corpus: str, model: M
     for child in tmp.iterdir():
         _fsync_file(child)
     _fsync_dir(tmp)
+
+
+def _write_float16(path: Path, vectors: np.ndarray) -> None:
+    """`vectors` as a float16 .npy file, converted a chunk at a time."""
+    # Plain writes rather than a writable memmap: on a full disk a write raises ENOSPC (and the
+    # generation is dropped), where a store into a mapped page would kill the process with SIGBUS.
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float16)), "fortran_order": False,
+              "shape": tuple(int(n) for n in vectors.shape)}  # fmt: skip
+    with path.open("wb") as handle:
+        np.lib.format.write_array_header_1_0(handle, header)
+        for start in range(0, len(vectors), _CHUNK_ROWS):
+            handle.write(np.ascontiguousarray(vectors[start : start + _CHUNK_ROWS], np.float16).tobytes())
 
 
 def _remove_stale_generations(folder: Path, keep: str) -> None:
@@ -210,10 +228,14 @@ def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
         ids = np.load(generation / "ids.npy", mmap_mode="r")
         if vectors.shape != (int(manifest["count"]), model.dimension) or len(ids) != len(vectors):
             raise ValueError(f"snapshot arrays have shapes {vectors.shape} and {ids.shape}")
-        ann = None
+        ann = refine = None
         if (generation / "ann.faiss").is_file():
             # Memory-mapped too: the stored vectors inside the ANN structure are shared between workers.
             ann = faiss.read_index(str(generation / "ann.faiss"), faiss.IO_FLAG_MMAP_IFC)
+        if (generation / _REFINE_FILE).is_file():
+            refine = np.load(generation / _REFINE_FILE, mmap_mode="r")
+            if refine.shape != vectors.shape:
+                raise ValueError(f"snapshot float16 rows have shape {refine.shape}, not {vectors.shape}")
         base = Base(
             vectors=vectors,
             ids=ids,
@@ -223,6 +245,7 @@ def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
             ann=ann,
             structure=str(manifest.get("structure", "flat")),
             source=generation,
+            refine=refine,
         )
         return LoadedSnapshot(base, int(manifest["hwm"]), manifest)
     except (OSError, ValueError, KeyError, RuntimeError) as error:

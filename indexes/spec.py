@@ -1,4 +1,5 @@
-"""Which search structure a corpus uses: exact (flat), HNSW or IVF (optionally compressed), and its knobs."""
+"""Which search structure a corpus uses: exact (flat), HNSW or IVF (optionally compressed, then refined),
+and its knobs."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ Compression = Literal["none", "sq8", "pq"]
 AUTO_FLAT_BELOW = 200_000
 # Faiss wants about 39 training points per IVF list; below that an IVF corpus stays exact for now.
 TRAINING_POINTS_PER_LIST = 39
+# A product quantizer learns 256 codes per sub-quantizer: Faiss asks for 39 training points per code.
+PQ_TRAINING_POINTS = 256 * TRAINING_POINTS_PER_LIST
+# Re-scoring reads one float16 row (2 bytes/dim) per candidate: beyond a few thousand it costs what the
+# lists saved.
+MAX_REFINE = 4096
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,9 @@ class IndexSpec:
     nprobe: int = 32  # IVF: lists visited per query
     compression: Compression = "none"  # IVF: none (exact vectors in lists), sq8 (1 byte/dim) or pq
     pq_m: int = 48  # IVF-PQ: sub-quantizers (the largest divisor of the dimension up to this is used)
+    # Compressed IVF: this many candidates (at least k) are re-scored exactly from float16 copies of the
+    # vectors, memory-mapped from the snapshot; 0 ranks by the compressed codes alone.
+    refine: int = 0
 
     @classmethod
     def from_dict(cls, data: dict[str, Any] | None) -> IndexSpec:
@@ -43,9 +52,14 @@ class IndexSpec:
             # the exact speed, extends by assignment at each checkpoint, and its lists are memory-mapped
             # (shared by workers); HNSW with M=16 fell to 0.4-0.55 recall there (benchmarks/index_scale.md).
             return "flat" if count < AUTO_FLAT_BELOW else "ivf"
-        if self.type == "ivf" and count < TRAINING_POINTS_PER_LIST * self.lists(count):
+        if self.type == "ivf" and count < self.training_points(count):
             return "flat"  # too few vectors to train the lists well; exact search is fast at this size
         return self.type
+
+    def training_points(self, count: int) -> int:
+        """Vectors an IVF over `count` vectors needs to train its lists (and PQ codebooks) well."""
+        for_lists = TRAINING_POINTS_PER_LIST * self.lists(count)
+        return max(for_lists, PQ_TRAINING_POINTS) if self.compression == "pq" else for_lists
 
     def lists(self, count: int) -> int:
         """IVF list count for `count` vectors."""
@@ -67,3 +81,10 @@ class IndexSpec:
             raise ValueError("index.compression must be none, sq8 or pq")
         if self.compression != "none" and self.type != "ivf":
             raise ValueError("index.compression applies to type ivf only")
+        if not 0 <= self.refine <= MAX_REFINE:
+            raise ValueError(f"index.refine must be within 0..{MAX_REFINE}")
+
+    def refined(self, structure: str) -> bool:
+        """True when searches over `structure` re-score their candidates from the float16 copy."""
+        # Float32 lists score exactly already: there `refine` is accepted and has nothing to do.
+        return bool(self.refine) and structure == "ivf" and self.compression != "none"

@@ -50,6 +50,7 @@ class Base:
     ann: faiss.Index | None = None
     structure: str = "flat"
     source: Path | None = None  # the snapshot generation these rows were mapped from
+    refine: np.ndarray | None = None  # float16 copy of `vectors` (memory-mapped) when the spec refines
 
     @classmethod
     def empty(cls, dimension: int) -> Base:
@@ -278,7 +279,8 @@ class VectorIndex:
             return np.zeros((len(matrix), 0), np.float32), np.zeros((len(matrix), 0), np.int64)
         alive = base.alive if self.dead_in_base else None  # a mask only when some rows died
         if base.ann is not None:
-            scores, rows = ann_search(base.ann, self.spec, matrix, min(k, len(base.ids)), alive)
+            depth = min(k, len(base.ids))
+            scores, rows = ann_search(base.ann, self.spec, matrix, depth, alive, base.refine)
             found = rows >= 0
             ids = np.where(found, base.ids[np.maximum(rows, 0)], -1)
             return np.where(found, scores, -np.inf).astype(np.float32), ids

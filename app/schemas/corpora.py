@@ -56,6 +56,12 @@ class IvfIndex(RequestModel):
     pq_m: Literal[8, 16, 32, 48, 64, 96] = Field(
         48, description="PQ sub-quantizers (the largest divisor of the dimension at most this is used)."
     )
+    refine: int = Field(
+        0,
+        ge=0,
+        le=4096,
+        description="sq8/pq: candidates re-scored exactly from float16 vectors on disk (0: off; 100-200).",
+    )
 
 
 IndexSpecIn = Annotated[AutoIndex | FlatIndex | HnswIndex | IvfIndex, Field(discriminator="type")]

@@ -294,7 +294,8 @@ class FaissStore:
             "structure": opened.structure,
             "size": len(index),
             "dimension": index.dimension,
-            "mapped_bytes": int(np.asarray(base.vectors).nbytes),
+            "mapped_bytes": int(np.asarray(base.vectors).nbytes)
+            + (0 if base.refine is None else int(base.refine.nbytes)),
             "memory_bytes": int(delta.vectors.nbytes + base.alive.nbytes),
             "last_checkpoint": opened.last_checkpoint,
             "checkpoint_seconds": opened.last_checkpoint_seconds,

@@ -101,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         "results": results,
     }
     args.output_dir.mkdir(parents=True, exist_ok=True)
+    previous = args.output_dir / "index_scale.json"
+    if previous.is_file():  # the compact-index comparison (index_compact.py) is measured on its own
+        payload["compact"] = json.loads(previous.read_text(encoding="utf-8")).get("compact")
     (args.output_dir / "index_scale.json").write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     from index_scale_report import to_markdown
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from index_compact_report import compact_markdown
+
 
 def _size(n: int) -> str:
     return f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}k"
@@ -97,4 +99,6 @@ def to_markdown(payload: dict[str, Any]) -> str:
         "  efConstruction=40 (chosen to keep the 1M build under two minutes here) lost most neighbours",
         "  across these tight clusters; M=32, efConstruction=80 reached 0.9995 at 100k.",
     ]
+    if payload.get("compact"):  # written by benchmarks/index/index_compact.py
+        lines += compact_markdown(payload["compact"])
     return "\n".join(lines) + "\n"

@@ -1,6 +1,7 @@
 """A snapshot or lexical save that hits ENOSPC (injected where a real full disk would surface it: at
 fsync, which delayed allocation makes the first call to notice): the previous generation stays current
-and loadable, nothing half-written is left, and the next save after space is freed succeeds.
+and loadable, nothing half-written is left, and the next save after space is freed succeeds; a compact
+(refined) IVF rebuild that fails so leaves the previous index serving.
 (tests/processes/test_full_disk.py fills a real tmpfs under a running server where the test may mount one.)"""
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import indexes.snapshot as snapshot_module
 from indexes.checkpoint import checkpoint, rebase
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import ModelIdentity, load_snapshot
+from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex
+from tests.helpers.hits import assert_same_hits
 
 MODEL = ModelIdentity("m", "m@1", "22" * 32, 8)
 
@@ -77,3 +80,37 @@ def test_a_failed_lexical_save_keeps_the_previous_generation(
     assert previous is not None and previous.hwm == 2 and len(previous) == 2
     index.save(tmp_path)
     assert LexicalIndex.load(tmp_path).hwm == 3  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("failing_file", ["ann.faiss", "vectors.f16.npy", "manifest.json"])
+def test_a_full_disk_during_a_compact_rebuild_leaves_the_previous_index_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing_file: str
+) -> None:
+    spec = IndexSpec(type="ivf", nlist=8, nprobe=4, compression="sq8", refine=32)
+    rows = np.random.default_rng(1).normal(size=(900, 8)).astype(np.float32)
+    index = VectorIndex(8, spec)
+    index.apply([(i, rows[i], 1) for i in range(600)], hwm=1)
+    index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
+    index.apply([(i, rows[i], 2) for i in range(600, 900)], hwm=2)
+    index.apply(deletes=[(i, 3) for i in range(0, 600, 2)], hwm=3)  # half dead: the rebuild is a full one
+    queries = rows[::50]
+    serving = index.search(queries, 10)
+    real_fsync = snapshot_module._fsync_file
+
+    def fsync_until_full(path: Path) -> None:
+        if path.name == failing_file:
+            no_space()
+        real_fsync(path)
+
+    monkeypatch.setattr(snapshot_module, "_fsync_file", fsync_until_full)
+    with pytest.raises(OSError):
+        checkpoint(index, tmp_path, "c", MODEL)
+    assert not leftovers(tmp_path)
+    assert index.search(queries, 10) == serving  # the index in memory never stopped serving
+    previous = load_snapshot(tmp_path, MODEL)
+    assert previous is not None and previous.hwm == 1 and previous.base.refine is not None
+    assert_same_hits(rebase(index, previous).search(queries, 10), serving)  # as a restart would now answer
+
+    monkeypatch.setattr(snapshot_module, "_fsync_file", real_fsync)  # space freed
+    rebuilt = checkpoint(index, tmp_path, "c", MODEL)
+    assert rebuilt.rebuilt_ann and rebuilt.rows == 600 and rebuilt.snapshot.base.refine is not None

@@ -80,8 +80,9 @@ def test_empty_and_small_indexes_and_bad_input() -> None:
         IndexSpec(type="hnsw", m=16),
         IndexSpec(type="ivf", nlist=8, nprobe=8),
         IndexSpec(type="ivf", nlist=8, nprobe=8, compression="sq8"),
+        IndexSpec(type="ivf", nlist=8, nprobe=8, compression="sq8", refine=40),
     ],
-    ids=["hnsw", "ivf", "ivf-sq8"],
+    ids=["hnsw", "ivf", "ivf-sq8", "ivf-sq8-refine"],
 )
 def test_ann_structures_skip_dead_rows_and_find_the_neighbours(spec: IndexSpec, tmp_path: Path) -> None:
     content = {i: v for i, v in enumerate(vectors(600))}
@@ -117,6 +118,13 @@ def test_auto_spec_is_exact_below_the_threshold() -> None:
     assert IndexSpec(type="ivf", nlist=100).structure(1000) == "flat"  # too few points to train 100 lists
     with pytest.raises(ValueError, match="compression applies to type ivf"):
         IndexSpec(type="hnsw", compression="pq").validate()
+    # PQ codebooks need about 10k vectors to train (tests/indexes/test_compact_index.py uses it).
+    assert IndexSpec(type="ivf", nlist=8, compression="pq").structure(9_000) == "flat"
+    assert IndexSpec(type="ivf", nlist=8, compression="pq").structure(10_000) == "ivf"
+    assert not IndexSpec(type="ivf", refine=100).refined("ivf")  # float32 lists score exactly already
+    assert IndexSpec(type="ivf", compression="sq8", refine=100).refined("ivf")
+    with pytest.raises(ValueError, match="refine must be within"):
+        IndexSpec(type="ivf", compression="sq8", refine=5000).validate()
 
 
 def test_an_index_replaced_by_a_checkpoint_is_freed_at_once(tmp_path: Path) -> None:
