@@ -9,7 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import httpx
 
@@ -83,3 +83,17 @@ class Worker:
         self.process.send_signal(sig)
         self.process.wait(60)
         self.log.close()
+
+
+def wait_lease_lost(
+    http: httpx.Client, job_id: str, headers: dict[str, str], timeout: float = 30
+) -> dict[str, Any]:
+    """A killed worker's job once its lease ran out (it is then failed); the job as the API shows it."""
+    deadline, job = time.monotonic() + timeout, {}
+    while time.monotonic() < deadline:
+        job = http.get(f"/admin/jobs/{job_id}", headers=headers).json()
+        if job["status"] != "running":
+            break
+        time.sleep(0.2)
+    assert job["status"] == "failed" and "stopped renewing its lease" in job["error"], job
+    return job

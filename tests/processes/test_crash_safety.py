@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.helpers.processes import ServerFactory
+from tests.helpers.processes import ServerFactory, wait_lease_lost
 
 KEY = {"X-API-Key": "k"}
 _VOCABULARY = "moon landing vaccine autism bleach covid shark highway earth flat carrot vision tower signal"
@@ -71,13 +71,7 @@ def test_kill_9_during_index_build_then_restart(start_server: ServerFactory) -> 
     server.kill()
 
     restarted = start_server(job_lease_seconds="2")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # the killed worker's lease runs out (2 s here), then it is failed
-        job = restarted.http.get(f"/admin/jobs/{job['id']}", headers=KEY).json()
-        if job["status"] != "running":
-            break
-        time.sleep(0.2)
-    assert job["status"] == "failed" and "stopped renewing its lease" in job["error"]
+    wait_lease_lost(restarted.http, job["id"], KEY)  # the killed worker's lease runs out (2 s here)
     assert restarted.http.get("/v1/corpora/big").json()["document_count"] == count
     assert _check_consistent(restarted.http, count) == old_model
     models = restarted.http.get("/admin/models", headers=KEY).json()["models"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.api.test_retrain_reranker import build, two_model_request
-from tests.helpers.processes import ServerFactory
+from tests.helpers.processes import ServerFactory, wait_lease_lost
 from tests.helpers.reranker import build_reranker_base
 
 KEY = {"X-API-Key": "k"}
@@ -41,13 +41,7 @@ def test_kill_9_while_the_reranker_trains_leaves_neither_model(
     server.kill()
 
     restarted = start_server(job_lease_seconds="2")
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # the killed worker's lease runs out (2 s here), then it is failed
-        job = restarted.http.get(f"/admin/jobs/{job_id}", headers=KEY).json()
-        if job["status"] != "running":
-            break
-        time.sleep(0.2)
-    assert job["status"] == "failed" and "stopped renewing its lease" in job["error"]
+    wait_lease_lost(restarted.http, job_id, KEY)  # the killed worker's lease runs out (2 s here)
     after = restarted.http.get("/admin/models", headers=KEY).json()["models"]
     assert [m["version"] for m in after] == [m["version"] for m in before]  # neither was registered
     assert [m["version"] for m in after if m["is_active"]] == [m["version"] for m in before if m["is_active"]]
