@@ -12,7 +12,10 @@ the product default (PFCC-S: zero-shot hybrid a=0.2; CQA: zero-shot dense).
 
 Levers: the config as committed; fewer steps at a lower learning rate; the lower 4 of 6 layers frozen;
 self-supervised (title, text) pairs over the corpus (titled corpora only); WiSE-FT interpolations of the
-committed config's model with the base model (no extra training). `--jobs N` trains (cut, seed) units
+committed config's model with the base model (no extra training); a cross-encoder re-ranking the
+zero-shot first stage (forward_rerank.py); and the stack, "fine-tuned + cross-encoder": the config
+lever's model as the first stage, its top 20 re-ranked by that (cut, seed)'s cross-encoder, alone and
+blended half and half (each trained once, whichever lever comes first). `--jobs N` trains (cut, seed) units
 in N processes (a GPU has room for several of these small models). A rerun with the same --work resumes
 finished models.
 
@@ -29,30 +32,25 @@ import json
 import multiprocessing
 import sys
 import time
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_common import command_line, machine, machine_name  # noqa: E402
 from cv_quality import FORWARD_DATASETS, SETTINGS, Dataset, dataset_arguments, spread_table  # noqa: E402
-from forward_rerank import reranked_scores, split_means  # noqa: E402
+from forward_cuts import rebased, write_cuts  # noqa: E402
+from forward_rerank import RERANK_DEPTHS, reranked_scores, split_means  # noqa: E402
 
-from evaluation.datasets import LabeledPair, load_beir  # noqa: E402
-from evaluation.forward_splits import forward_splits, unseen_queries  # noqa: E402
+from evaluation.datasets import load_beir  # noqa: E402
 from evaluation.hybrid_eval import candidate_scores, fused_run  # noqa: E402
-from evaluation.judgements import judge_pairs, write_beir  # noqa: E402
 from evaluation.metrics import evaluate_ranking  # noqa: E402
 from evaluation.runner import make_encoder  # noqa: E402
 from indexes.fusion import RankingSetting  # noqa: E402
 from training.config import apply_overrides, config_from_dict, load_raw_config  # noqa: E402
-from training.cross_validation import labelled_pairs  # noqa: E402
-from training.data import scale_labels  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED_DATA = "../shared/data"
 LEVERS: dict[str, list[str]] = {
     "fine-tuned (config)": [],
     "6 epochs": ["stages.0.epochs=6"],
@@ -60,8 +58,11 @@ LEVERS: dict[str, list[str]] = {
     "freeze 4 of 6 layers": ["stages.0.freeze_layers=4"],
     "+ title/text views": ["data.view_pairs={data}/{corpus}", "data.view_pairs_limit=2000"],
     "cross-encoder re-ranker": [],  # trained by forward_rerank.py, not by the bi-encoder trainer
+    "fine-tuned + cross-encoder": [],  # the config lever's model re-ranked by the cross-encoder lever's
 }
-CROSS_ENCODER = "cross-encoder re-ranker"
+FINE_TUNED, CROSS_ENCODER = "fine-tuned (config)", "cross-encoder re-ranker"
+STACK = "fine-tuned + cross-encoder"
+STACK_DEPTHS: tuple[int, ...] = (20,)  # the stack re-ranks the fine-tuned first stage's top 20
 WISE = (0.3, 0.5, 0.7)  # share of the fine-tuned weights, interpolated from the config's model
 TITLED = {"pfcc": "pfcc_snopes/corpus.jsonl"}  # datasets whose documents have titles (view pairs)
 # The cross-validated settings plus heavier lexical weights: a fine-tuned model may want another blend.
@@ -71,48 +72,6 @@ FORWARD_SETTINGS = {
     "hybrid a=0.5": RankingSetting("hybrid", 0.5),
 }
 DEFAULT_SETTING = {"pfcc": "hybrid a=0.2", "cqa_a": "dense", "cqa_b": "dense", "antique": "dense"}
-
-
-def rebased(raw: Any, data: Path) -> Any:
-    """The config with its `../shared/data` paths pointing into `data` (a copy travels to a GPU box)."""
-    if isinstance(raw, dict):
-        return {k: rebased(v, data) for k, v in raw.items()}
-    if isinstance(raw, list):
-        return [rebased(v, data) for v in raw]
-    return (
-        str(data) + raw[len(SHARED_DATA) :] if isinstance(raw, str) and raw.startswith(SHARED_DATA) else raw
-    )
-
-
-def write_cuts(raw: dict[str, Any], work: Path, cuts: int, min_train: float) -> list[dict[str, Any]]:
-    """Each cut point's training pairs, validation block (BEIR) and unseen query ids, in `work/cutN`."""
-    pairs, corpus = labelled_pairs(config_from_dict(raw))
-    label_range = raw["data"].get("label_range")
-    if label_range:  # ANTIQUE's grades 1-4: 3-4 relevant, as the loss, the judging and the re-ranker count
-        scaled = scale_labels(np.array([p.label for p in pairs], dtype=np.float64), label_range)
-        pairs = [LabeledPair(p.query, p.document, float(y)) for p, y in zip(pairs, scaled, strict=True)]
-    everything = judge_pairs(pairs, corpus)
-    text_of = everything.queries
-    id_of = {text: qid for qid, text in text_of.items()}
-    ordered = [id_of[q] for q in dict.fromkeys(p.query for p in pairs) if q in id_of]
-    described = []
-    for number, split in enumerate(forward_splits(ordered, cuts, min_train)):
-        folder = work / f"cut{number}"
-        folder.mkdir(parents=True, exist_ok=True)
-        trained = {text_of[q] for q in split.train}
-        validated = {text_of[q] for q in split.validate}
-        rows = [json.dumps({"query": p.query, "document": p.document, "label": p.label}) for p in pairs
-                if p.query in trained]  # fmt: skip
-        (folder / "train.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
-        write_beir(
-            judge_pairs([p for p in pairs if p.query in validated], corpus, split="dev"), folder / "dev"
-        )
-        dev_id_of = {text: qid for qid, text in load_beir(folder / "dev", "dev").queries.items()}
-        unseen = [dev_id_of[text_of[q]] for q in unseen_queries(split, everything.qrels)]
-        (folder / "unseen.json").write_text(json.dumps(unseen))
-        sizes = {"train_queries": len(split.train), "validate_queries": len(split.validate)}
-        described.append({"cut": split.cut, **sizes, "unseen_queries": len(unseen)})
-    return described
 
 
 def score(encode: Any, folder: Path, dataset: Dataset) -> dict[str, dict[str, dict[str, float]]]:
@@ -165,6 +124,36 @@ def wise_model(base: Path | str, tuned: Path, alpha: float, folder: Path) -> Pat
     return folder
 
 
+def trained(job: dict[str, Any], lever: str) -> tuple[Path, Path]:
+    """A bi-encoder lever's folder and model run for a (cut, seed): trained once, then reused."""
+    overrides = [o.format(data=job["data"], corpus=TITLED.get(job["dataset"], "")) for o in LEVERS[lever]]
+    name = lever.replace(" ", "_").replace(",", "").replace("/", "-")
+    folder = Path(job["cut_dir"]) / f"s{job['seed']}" / name
+    device = f"device={job['device'] or 'auto'}"
+    return folder, train_lever(job["raw"], folder, [*overrides, device], job["seed"])
+
+
+def reranked_row(job: dict[str, Any], lever: str, first_model: Path | None) -> dict[str, Any]:
+    """A re-ranking lever's row: the (cut, seed)'s cross-encoder over the default ranking of the zero-shot
+    model (first_model None) or of a fine-tuned one (the stack, top 20 only); scored once, then reused."""
+    dataset, default = FORWARD_DATASETS[job["dataset"]], DEFAULT_SETTING[job["dataset"]]
+    cut_dir = Path(job["cut_dir"])
+    seed_dir = cut_dir / f"s{job['seed']}"
+    cache = seed_dir / ("cross_encoder_scores.json" if first_model is None else "stack_scores.json")
+    if not cache.exists():
+        depths: Sequence[int] = RERANK_DEPTHS
+        first_encode, label = None, f"zero-shot {default}"
+        if first_model is not None:
+            options = {"backend": "torch", "precision": "fp32", "device": job["device"], "progress": False}
+            first_encode = make_encoder(str(first_model), **options)[0]
+            label, depths = f"fine-tuned {default}", STACK_DEPTHS
+        scores = reranked_scores(cut_dir, seed_dir / "cross_encoder", FORWARD_SETTINGS[default], label,
+                                 dataset.task, dataset.metrics, job["seed"], job["device"],
+                                 first_encode, depths)  # fmt: skip
+        cache.write_text(json.dumps(scores))
+    return {"cut": job["cut"], "seed": job["seed"], "model": lever, "scores": json.loads(cache.read_text())}
+
+
 def unit(job: dict[str, Any]) -> list[dict[str, Any]]:
     """One (cut, seed): every lever trained and scored (the zero-shot model when seed is None)."""
     dataset, cut_dir, device = FORWARD_DATASETS[job["dataset"]], Path(job["cut_dir"]), job["device"]
@@ -183,26 +172,16 @@ def unit(job: dict[str, Any]) -> list[dict[str, Any]]:
         scored("zero-shot", "default", cut_dir / "zero_shot_scores.json")
         return rows
     for lever in job["levers"]:
-        if lever == CROSS_ENCODER:
-            folder = cut_dir / f"s{job['seed']}" / "cross_encoder"
-            cache = folder.parent / "cross_encoder_scores.json"
-            if not cache.exists():
-                default = DEFAULT_SETTING[job["dataset"]]
-                scores = reranked_scores(cut_dir, folder, FORWARD_SETTINGS[default], f"zero-shot {default}",
-                                         dataset.task, dataset.metrics, job["seed"], device)  # fmt: skip
-                cache.write_text(json.dumps(scores))
-            rows.append({"cut": job["cut"], "seed": job["seed"], "model": CROSS_ENCODER,
-                         "scores": json.loads(cache.read_text())})  # fmt: skip
-            print(f"cut {job['cut']} seed {job['seed']} {lever}: done", flush=True)
-            continue
-        overrides = [o.format(data=job["data"], corpus=TITLED.get(job["dataset"], "")) for o in LEVERS[lever]]
-        folder = cut_dir / f"s{job['seed']}" / lever.replace(" ", "_").replace(",", "").replace("/", "-")
-        run = train_lever(job["raw"], folder, overrides + [f"device={device or 'auto'}"], job["seed"])
-        scored(lever, str(run), folder / "scores.json")
-        if lever == "fine-tuned (config)":
-            for alpha in job["wise"]:
-                mixed = wise_model("default", run / "model", alpha, folder / f"wise{alpha}")
-                scored(f"WiSE-FT {alpha}", str(mixed), folder / f"wise{alpha}_scores.json")
+        if lever in (CROSS_ENCODER, STACK):  # the stack re-ranks the config lever's model: trained first
+            first = None if lever == CROSS_ENCODER else trained(job, FINE_TUNED)[1]
+            rows.append(reranked_row(job, lever, first))
+        else:
+            folder, run = trained(job, lever)
+            scored(lever, str(run), folder / "scores.json")
+            if lever == FINE_TUNED:
+                for alpha in job["wise"]:
+                    mixed = wise_model("default", run / "model", alpha, folder / f"wise{alpha}")
+                    scored(f"WiSE-FT {alpha}", str(mixed), folder / f"wise{alpha}_scores.json")
         print(f"cut {job['cut']} seed {job['seed']} {lever}: done", flush=True)
     return rows
 
@@ -245,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit-train", type=int, help="smoke runs: at most N training pairs per cut")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--only-cuts", help="a partial run: these cut points only (0-based, e.g. 0,1)")
     parser.add_argument("--add", action="store_true", help="keep --output's rows of models this run skips")
     parser.add_argument("--first-seed", type=int, help="default: the config's seed (with --add: more seeds)")
     args = parser.parse_args(argv)
@@ -276,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             "data": str(args.data.resolve()),
         }
         for n, c in enumerate(cuts)
+        if not args.only_cuts or str(n) in args.only_cuts.split(",")
         for seed in seeds
     ]
     if args.jobs > 1:
@@ -297,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     document = {
         "dataset": args.dataset, "config": dataset.config, "metrics": list(dataset.metrics),
         "gains": list(dataset.gains), "default": DEFAULT_SETTING[args.dataset],
-        "ranked_against": dataset.ranked_against, "cuts": cuts,
+        "ranked_against": dataset.ranked_against,
+        "cuts": [c for c in cuts if c["cut"] in {r["cut"] for r in rows}],  # those run (--only-cuts)
         "seeds": len({r["seed"] for r in rows if r["seed"] is not None}),
         "min_train": args.min_train, "levers": {lever: LEVERS[lever] for lever in levers}, "wise": wise,
         "epochs": raw["stages"][0]["epochs"], "machine": this_machine,

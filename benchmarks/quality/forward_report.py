@@ -1,5 +1,7 @@
 """Render benchmarks/forward_quality_DATASET.json as the forward tables of benchmarks/forward.md (one
-section per dataset, between its FORWARD markers; the rest of the page is kept as written).
+section per dataset, between its FORWARD markers; the rest of the page is kept as written), and
+benchmarks/forward_stack_DATASET.json (the stack's own runs: zero-shot, fine-tuned, cross-encoder and
+the two stacked, at the default ranking and top 20 only) between its FORWARD STACK markers.
 
     .venv/bin/python benchmarks/quality/forward_report.py
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +22,22 @@ HERE = Path(__file__).resolve().parents[1]
 PAGE = HERE / "forward.md"
 
 
-def render(document: dict[str, Any]) -> str:
-    """One dataset's forward table: every model and ranking, all queries and the unseen ones."""
+def stack_row(label: str, document: dict[str, Any]) -> bool:
+    """A stack table's row: a model at the default ranking, or a re-ranking of its top 20."""
+    setting = label.split(" / ")[-2]
+    return setting == document["default"] or setting.endswith("cross-encoder top 20")
+
+
+# Each JSON family: its files, the tag of its markers in forward.md, its heading, the rows it shows.
+SECTIONS: tuple[tuple[str, str, str, Callable[[str, dict[str, Any]], bool]], ...] = (
+    ("forward_quality_*.json", "FORWARD", "###", lambda label, document: True),
+    ("forward_stack_*.json", "FORWARD STACK", "####", stack_row),
+)
+
+
+def render(document: dict[str, Any], keep: Callable[[str, dict[str, Any]], bool] = SECTIONS[0][3]) -> str:
+    """One dataset's forward table: every model and ranking (those `keep` keeps), all queries and the
+    unseen ones."""
     metrics, (first, second) = document["metrics"], document["gains"]
     cuts = ", ".join(
         f"q0-q{c['cut'] - 1} -> next {c['validate_queries']} ({c['unseen_queries']} unseen)"
@@ -48,6 +65,8 @@ def render(document: dict[str, Any]) -> str:
         "|---|---|" + "---|" * (len(metrics) + 2),
     ]
     for label, entry in document["table"].items():
+        if not keep(label, document):
+            continue
         values = " | ".join(cell(entry[m]) for m in metrics)
         gains = f"{gain(entry['gain'][first])} | {gain(entry['gain'][second])}"
         lines.append(f"| {label} | {entry['n']} | {values} | {gains} |")
@@ -57,18 +76,22 @@ def render(document: dict[str, Any]) -> str:
 def main() -> int:
     """Rewrite each dataset's section of forward.md from its JSON."""
     page = PAGE.read_text()
-    for path in sorted(HERE.glob("forward_quality_*.json")):
-        document = json.loads(path.read_text())
-        begin = f"<!-- BEGIN FORWARD {document['dataset']} -->"
-        end = f"<!-- END FORWARD {document['dataset']} -->"
-        section = f"{begin}\n### {NAMES[document['dataset']]}\n\n{render(document)}\n{end}"
-        if begin in page:
-            page = page[: page.index(begin)] + section + page[page.index(end) + len(end) :]
-        else:
-            page = page.rstrip() + "\n\n" + section + "\n"
+    for pattern, tag, heading, keep in SECTIONS:
+        for path in sorted(HERE.glob(pattern)):
+            page = placed(page, json.loads(path.read_text()), tag, heading, keep)
     PAGE.write_text(page)
     print(f"wrote {PAGE}")
     return 0
+
+
+def placed(page: str, document: dict[str, Any], tag: str, heading: str, keep: Any) -> str:
+    """The page with a document's section between its markers (added at the end the first time)."""
+    begin = f"<!-- BEGIN {tag} {document['dataset']} -->"
+    end = f"<!-- END {tag} {document['dataset']} -->"
+    section = f"{begin}\n{heading} {NAMES[document['dataset']]}\n\n{render(document, keep)}\n{end}"
+    if begin in page:
+        return page[: page.index(begin)] + section + page[page.index(end) + len(end) :]
+    return page.rstrip() + "\n\n" + section + "\n"
 
 
 if __name__ == "__main__":

@@ -2,16 +2,18 @@
 pairs re-orders the first stage's top k on the later block.
 
 The first stage is the zero-shot model at the dataset's default ranking (PFCC-S: hybrid a=0.2; CQA:
-dense over the question's own candidates); the cross-encoder (training/reranker.py) starts from the
+dense over the question's own candidates), or, for the stack lever ("fine-tuned + cross-encoder"), the
+cut's fine-tuned bi-encoder at that ranking; the cross-encoder (training/reranker.py) starts from the
 same base model's weights, trains listwise on the cut's pairs with hard negatives mined from the whole
-corpus, and re-orders each query's top k (`indexes/rerank.py`); the rest keep their places.
+corpus, and re-orders each query's top k (`indexes/rerank.py`); the rest keep their places. Both
+levers share a (cut, seed)'s cross-encoder: whichever runs first trains it, the other reuses it.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from indexes.fusion import RankingSetting, minmax
 from indexes.rerank import rerank_top_k
 
 RERANK_DEPTHS = (20, 50)
+Encoder = Callable[[Sequence[str]], np.ndarray]
 
 
 def split_means(
@@ -38,8 +41,10 @@ def split_means(
 def reranked_scores(
     cut_dir: Path, folder: Path, first_stage: RankingSetting, label: str, task: str,
     metrics: Sequence[str], seed: int, device: str | None,
+    first_encode: Encoder | None = None, depths: Sequence[int] = RERANK_DEPTHS,
 ) -> dict[str, dict[str, dict[str, float]]]:  # fmt: skip
-    """Train (once) the cut's re-ranker into `folder`; score the default ranking re-ranked at each depth."""
+    """Train (once) the cut's re-ranker into `folder`; score the first stage (`first_encode`, default: the
+    zero-shot model, which also mines the re-ranker's negatives) at `first_stage`, re-ranked at each depth."""
     from pairank.models import load_sentence_transformer, resolve_model
     from training.data import PairSet
     from training.evaluators import model_encoder
@@ -59,16 +64,16 @@ def reranked_scores(
             pairs, base, encode, folder, RerankerConfig(seed=seed), pool, torch_device, progress=False
         )
     reranker = load_reranker(folder, device=torch_device)
-    candidates = candidate_scores(encode, data, task, depth=100)  # type: ignore[arg-type]
+    candidates = candidate_scores(first_encode or encode, data, task, depth=100)  # type: ignore[arg-type]
     first = fused_run(candidates, first_stage)
     unseen = set(json.loads((cut_dir / "unseen.json").read_text()))
-    deepest = max(RERANK_DEPTHS)
+    deepest = max(depths)
     ranked = {q: sorted(run, key=lambda d: -run[d]) for q, run in first.items()}
     pairs_to_score = [(q, d) for q, docs in ranked.items() for d in docs[:deepest]]
     scores = reranker.predict([(data.queries[q], data.corpus[d]) for q, d in pairs_to_score], batch_size=128)
     score_of = {pair: float(s) for pair, s in zip(pairs_to_score, scores, strict=True)}
     result: dict[str, Any] = {}
-    for depth in RERANK_DEPTHS:
+    for depth in depths:
         run = {}
         for query, docs in ranked.items():
             run[query] = order_scores(rerank_top_k(docs, [score_of[(query, d)] for d in docs[:depth]], depth))
