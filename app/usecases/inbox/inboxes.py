@@ -43,12 +43,8 @@ class InboxInput:
 
 def check_url(field: str, url: str) -> None:
     """An http(s) URL with a host, else InvalidInputError naming the field."""
-    try:
-        parts = urlsplit(url)
-        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # a malformed IPv6 literal
-        usable = False
-    if not usable:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidInputError(f"{field}: {url!r} is not an http(s) URL", field)
 
 
