@@ -30,6 +30,8 @@ from app.control.retraining.reranker import TrainedReranker
 from app.db.models import utcnow
 from app.search.ranking_setting import RerankSetting, ranking_record, served_rerank_record, stored_rerank
 from app.serving.context import ServiceContext
+from evaluation.hybrid_eval import Candidates
+from indexes.fusion import RankingSetting
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,10 @@ def dev_gate(
     old = mode_report(served, dataset, metric, stored, records.default_ranking)
     rerankers = service.serving.rerankers
 
-    def served_stage(stage: RerankSetting | None, candidates: Any, setting: Any) -> Pipeline:
+    def served_stage(
+        stage: RerankSetting | None, candidates: Candidates, setting: RankingSetting
+    ) -> Pipeline:
+        """The pipeline re-ranked by a registered stage, as `rank` runs it."""
         scorer = rerankers.get(stage.model).score if stage is not None else None
         return Pipeline(candidates, setting, stage, scorer)
 
