@@ -23,6 +23,23 @@ class SpaceKey(Protocol):
     def dimension(self) -> int: ...  # noqa: D102
 
 
+# halfvec (and its HNSW operator class) arrived in pgvector 0.7.0.
+HALFVEC_FROM = (0, 7, 0)
+
+
+def pgvector_version(connection: Connection) -> tuple[int, ...]:
+    """The installed pgvector extension's version, e.g. (0, 7, 4); () when it is not installed."""
+    found = connection.scalar(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'"))
+    return tuple(int(part) for part in str(found).split(".") if part.isdigit()) if found else ()
+
+
+def graph_operand(storage: str, dimension: int) -> tuple[str, str, str]:
+    """(indexed expression, operator class, query `:q` cast alike) of a space's HNSW graph over `vector`
+    or `halfvec` copies of its rows."""
+    kind = f"{'halfvec' if storage == 'halfvec' else 'vector'}({int(dimension)})"
+    return f"embedding::{kind}", f"{kind.split('(')[0]}_cosine_ops", f"CAST(:q AS {kind})"
+
+
 def index_name(corpus_id: int, space_id: int) -> str:
     """The partial HNSW index of a space (named by corpus too, so a deleted corpus's are found)."""
     return f"ix_dv_hnsw_c{int(corpus_id)}_s{int(space_id)}"
@@ -68,12 +85,15 @@ def ensure_vector_schema(connection: Connection) -> None:
         connection.execute(text(statement))
 
 
-def build_hnsw(engine: Engine, space: SpaceKey, m: int, ef_construction: int) -> None:
+def build_hnsw(
+    engine: Engine, space: SpaceKey, m: int, ef_construction: int, storage: str = "vector"
+) -> None:
     """Build the space's HNSW index without blocking writes (CONCURRENTLY: outside any transaction).
 
     An earlier failed build leaves an invalid index behind; it is dropped first.
     """
     name = index_name(space.corpus_id, space.id)
+    expression, operators, _ = graph_operand(storage, space.dimension)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         valid = connection.scalar(text(VALIDITY), {"n": name})
         if valid is False:
@@ -81,7 +101,7 @@ def build_hnsw(engine: Engine, space: SpaceKey, m: int, ef_construction: int) ->
         connection.execute(
             text(
                 f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{name}" ON document_vectors USING hnsw '
-                f"((embedding::vector({int(space.dimension)})) vector_cosine_ops) "
+                f"(({expression}) {operators}) "
                 f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
                 f"WHERE space_id = {int(space.id)}"
             )

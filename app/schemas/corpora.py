@@ -23,12 +23,23 @@ from app.schemas.workbench import JudgementScale
 from indexes.fusion_defaults import DEFAULT_ALPHA
 
 CorpusKind = Literal["claim", "answer", "question"]
+Storage = Literal["vector", "halfvec"]
+
+
+def storage_field() -> Any:
+    """The pgvector store's `storage` option (the Faiss store ignores it)."""
+    return Field(
+        "vector",
+        description="pgvector: the HNSW graph over float32 (vector) or float16 (halfvec: half the bytes, "
+        "pgvector >= 0.7) copies; candidates are re-scored from the stored float32 vectors.",
+    )
 
 
 class AutoIndex(RequestModel):
     """Exact search below 200,000 documents, IVF above (the default)."""
 
     type: Literal["auto"]
+    storage: Storage = storage_field()
 
 
 class FlatIndex(RequestModel):
@@ -44,6 +55,7 @@ class HnswIndex(RequestModel):
     m: int = Field(32, ge=4, le=128, description="Links per node.")
     ef_construction: int = Field(80, ge=8, le=1024, description="Build beam width.")
     ef_search: int = Field(96, ge=8, le=4096, description="Search beam width (at least k).")
+    storage: Storage = storage_field()
 
 
 class IvfIndex(RequestModel):
@@ -62,6 +74,7 @@ class IvfIndex(RequestModel):
         le=4096,
         description="sq8/pq: candidates re-scored exactly from float16 vectors on disk (0: off; 100-200).",
     )
+    storage: Storage = storage_field()
 
 
 IndexSpecIn = Annotated[AutoIndex | FlatIndex | HnswIndex | IvfIndex, Field(discriminator="type")]
@@ -158,6 +171,9 @@ class IndexStatus(BaseModel):
     store: str = Field("faiss", description="faiss (this worker's index) or pgvector (rows in PostgreSQL).")
     spec: dict[str, Any]
     structure: str = Field(description="What is built now: flat, hnsw or ivf.")
+    storage: str | None = Field(
+        None, description="pgvector: what the HNSW graph holds, vector or halfvec (null: the Faiss store)."
+    )
     size: int = Field(description="Documents in the index.")
     dimension: int
     mapped_bytes: int = Field(description="Snapshot vectors mapped read-only (shared between workers).")

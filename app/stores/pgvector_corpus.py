@@ -34,6 +34,7 @@ class PgCorpus:
     changes_since_checkpoint: int = 0
     last_checkpoint: datetime | None = None
     settings: CorpusSettings = field(default_factory=CorpusSettings)
+    storage: str = "vector"  # what its HNSW graph holds: the spec's, where this pgvector supports it
 
     def search(self, queries: np.ndarray, k: int) -> list[Hits]:
         """Top k per query: HNSW with ef_search >= k where the space has its graph, else exact."""
@@ -41,7 +42,7 @@ class PgCorpus:
         if ef is not None and ef > EF_SEARCH_LIMIT:
             ef = None
         with self.sessions() as session:
-            return VectorRepository(session).search(self.space, queries, k, ef)
+            return VectorRepository(session).search(self.space, queries, k, ef, self.storage)
 
     def search_one(self, vector: np.ndarray, k: int) -> Hits:
         """Top k for one query."""

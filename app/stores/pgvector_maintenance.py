@@ -62,7 +62,9 @@ class SpaceMaintenance:
         if self._wants_hnsw(opened):
             started = time.monotonic()
             try:
-                build_hnsw(self.engine, opened.space, opened.spec.m, opened.spec.ef_construction)
+                build_hnsw(
+                    self.engine, opened.space, opened.spec.m, opened.spec.ef_construction, opened.storage
+                )
             except DBAPIError:
                 log.warning("vectors %s: HNSW build raced another process; kept exact search", opened.name)
                 return False
@@ -85,6 +87,7 @@ class SpaceMaintenance:
             "store": "pgvector",
             "spec": opened.spec.to_dict(),
             "structure": "hnsw" if opened.hnsw else "flat",
+            "storage": opened.storage,
             "size": size,
             "dimension": self.dimension,
             "mapped_bytes": 0,

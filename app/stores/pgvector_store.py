@@ -29,7 +29,7 @@ from app.db.models import Corpus
 from app.db.repositories.corpora import ChangeLog, CorpusMark, CorpusRepository
 from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.vectors import Space, VectorRepository, copy_rows
-from app.db.vector_schema import drop_hnsw_indexes, ensure_vector_schema
+from app.db.vector_schema import HALFVEC_FROM, drop_hnsw_indexes, ensure_vector_schema, pgvector_version
 from app.stores.lexical_store import follow_language, lexical_operations, open_lexical, own_languages
 from app.stores.opened import OpenedCorpora
 from app.stores.pgvector_corpus import PgCorpus
@@ -55,6 +55,7 @@ class PgVectorStore(SpaceMaintenance):
         self._corpora: OpenedCorpora[PgCorpus] = OpenedCorpora()
         with transaction(sessions) as session:
             ensure_vector_schema(session.connection())
+            self.halfvec = pgvector_version(session.connection()) >= HALFVEC_FROM
 
     # --- opening ---------------------------------------------------------------------------------
     def open_all(self, on_corpus: Callable[[int, int, str], None] | None = None) -> None:
@@ -91,6 +92,7 @@ class PgVectorStore(SpaceMaintenance):
         if not space.ready:
             space = self._build(space, name, mark)
         opened = PgCorpus(corpus_id, name, space, spec, self.sessions, settings=settings)
+        opened.storage = self._storage(name, spec)
         opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark, settings.language)
         self.catch_up(opened)
         with self.sessions() as session:
@@ -99,6 +101,13 @@ class PgVectorStore(SpaceMaintenance):
             self.checkpoint(opened)
         log.info("vectors %s: space %d ready (%.1f s)", name, space.id, time.monotonic() - started)
         return opened
+
+    def _storage(self, name: str, spec: IndexSpec) -> str:
+        if spec.storage == "halfvec" and not self.halfvec:
+            # The corpus still works, with a float32 graph; the status shows which one it got.
+            log.warning("vectors %s: halfvec needs pgvector >= 0.7; its graph holds float32 vectors", name)
+            return "vector"
+        return spec.storage
 
     def _build(self, space: Space, name: str, mark: int) -> Space:
         # Resumable: only documents without a vector of their current text are encoded, batch by batch,

@@ -22,9 +22,9 @@ pytestmark = pytest.mark.parametrize("database_url", ["pgvector"], indirect=True
 CLAIMS = {"c1": "5G towers spread the coronavirus", "c2": "Drinking bleach cures covid"}
 
 
-def upsert(runtime: Runtime, documents: dict[str, str]) -> None:
-    """Upsert (id, text) documents into `claims`."""
-    CorpusService(runtime).upsert_documents("claims", [(d, t, None, False) for d, t in documents.items()])
+def upsert(runtime: Runtime, documents: dict[str, str], corpus: str = "claims") -> None:
+    """Upsert (id, text) documents into `corpus`."""
+    CorpusService(runtime).upsert_documents(corpus, [(d, t, None, False) for d, t in documents.items()])
 
 
 def space_rows(runtime: Runtime, version: str) -> tuple[int, int, int]:
@@ -80,17 +80,21 @@ def test_a_process_serving_another_model_replays_only_what_it_lacks(writer: Runt
     assert max(hits.values()) == pytest.approx(float(expected), abs=1e-4)
 
 
+@pytest.mark.parametrize("storage", ["vector", "halfvec"])
 def test_a_large_space_gets_its_hnsw_graph_and_answers_like_exact_search(
-    writer: Runtime, monkeypatch: pytest.MonkeyPatch
+    writer: Runtime, monkeypatch: pytest.MonkeyPatch, storage: str
 ) -> None:
     monkeypatch.setattr(pgvector_maintenance, "HNSW_FROM_ROWS", 30)
+    CorpusService(writer).create_corpus("graph", "claim", None, {"type": "hnsw", "storage": storage})
     documents = {f"d{i}": f"claim number {i} about topic {i % 7} and place {i % 11}" for i in range(60)}
-    upsert(writer, documents)
+    upsert(writer, documents, "graph")
     store = writer.serving.state().store
-    opened = store.get("claims")
+    opened = store.get("graph")
     assert opened in store.due(10_000, 3600.0)
     assert store.checkpoint(opened)
-    assert CorpusService(writer).index_status("claims")["structure"] == "hnsw"
+    status = CorpusService(writer).index_status("graph")
+    # pgvector before 0.7 has no halfvec: such a corpus gets a float32 graph, and says so.
+    assert status["structure"] == "hnsw" and status["storage"] == (storage if store.halfvec else "vector")
     queries = writer.serving.state().encoder.encode(["topic 3 place 5", "claim number 42"])
     with_graph = opened.search(queries, 5)
     opened.hnsw = False  # the same space searched exactly

@@ -17,7 +17,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.vector_schema import VALIDITY, index_name
+from app.db.vector_schema import VALIDITY, graph_operand, index_name
 
 
 @dataclass(frozen=True)
@@ -197,25 +197,32 @@ class VectorRepository:
 
     # --- search ---------------------------------------------------------------------------------
     def search(
-        self, space: Space, queries: np.ndarray, k: int, ef_search: int | None
+        self, space: Space, queries: np.ndarray, k: int, ef_search: int | None, storage: str = "vector"
     ) -> list[list[tuple[int, float]]]:
-        """Top k (id, cosine) per query; through the space's HNSW index when `ef_search` is given."""
-        cast = f"embedding::vector({int(space.dimension)})"
-        if ef_search is not None:
-            self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
-        else:
+        """Top k (id, cosine) per query; through the space's HNSW graph when `ef_search` is given."""
+        full = f"embedding::vector({int(space.dimension)})"
+        rows_of = f"FROM document_vectors WHERE space_id = {int(space.id)}"
+        if ef_search is None:
             # Exact: a sequential scan of the space's rows, even where an HNSW index exists.
             self.session.execute(text("SET LOCAL enable_indexscan = off"))
-        statement = text(
-            f"SELECT document_id, 1 - ({cast} <=> :q) FROM document_vectors "
-            f"WHERE space_id = {int(space.id)} ORDER BY {cast} <=> :q, document_id LIMIT :k"
-            if ef_search is None
-            else f"SELECT document_id, 1 - ({cast} <=> :q) FROM document_vectors "
-            f"WHERE space_id = {int(space.id)} ORDER BY {cast} <=> :q LIMIT :k"
-        )
+            order = f"ORDER BY {full} <=> :q, document_id LIMIT :k"
+            sql = f"SELECT document_id, 1 - ({full} <=> :q) {rows_of} {order}"
+        elif storage == "vector":
+            self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
+            sql = f"SELECT document_id, 1 - ({full} <=> :q) {rows_of} ORDER BY {full} <=> :q LIMIT :k"
+        else:
+            # A float16 graph: its ef_search candidates are re-scored from the float32 rows, so scores stay
+            # exact cosines and the order among the candidates is the exact one.
+            self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
+            graph, _, query = graph_operand(storage, space.dimension)
+            sql = (
+                f"SELECT document_id, 1 - ({full} <=> :q) FROM (SELECT document_id, embedding {rows_of} "
+                f"ORDER BY {graph} <=> {query} LIMIT {int(ef_search)}) candidates "
+                f"ORDER BY {full} <=> :q, document_id LIMIT :k"
+            )
         results = []
-        for query in np.asarray(queries, np.float32):
-            rows = self.session.execute(statement, {"q": query, "k": k})
+        for vector in np.asarray(queries, np.float32):
+            rows = self.session.execute(text(sql), {"q": vector, "k": k})
             results.append([(int(d), float(s)) for d, s in rows])
         return results
 

@@ -1,0 +1,171 @@
+"""pgvector `vector` vs `halfvec` HNSW graphs over the same float32 rows (issue 41 part 2).
+
+N clustered unit vectors of 384 dimensions (index_scale_parts.synthetic_vectors) are COPYed into one
+table; per storage its HNSW graph is built with the service's default spec (m 32, ef_construction 80)
+and the store's own expression and operator class (`graph_operand`); a halfvec search re-scores its
+ef_search candidates from the float32 rows, as `VectorRepository.search` does. Reported: heap and graph
+bytes, build seconds, search p50/p95 (k=10, 200 queries near stored vectors, after one warm-up pass) and
+recall@10 against exact search. Needs pgvector >= 0.7 (the pgserver wheel has 0.6.2). Writes
+benchmarks/pgvector_halfvec.md and .json.
+
+    .venv/bin/python benchmarks/index/pgvector_halfvec.py --url postgresql://postgres@127.0.0.1:55432/test
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO), str(REPO / "benchmarks"), str(REPO / "benchmarks" / "index")]
+from bench_common import command_line, latency_ms, machine  # noqa: E402
+from index_scale_parts import synthetic_vectors  # noqa: E402
+
+from app.db.vector_schema import graph_operand  # noqa: E402
+
+DIMENSION, K, QUERIES = 384, 10, 200
+
+
+def load(connection: psycopg.Connection, vectors: np.ndarray) -> None:
+    """The rows, as the store keeps them: float32 `vector` values in one table."""
+    connection.execute("DROP TABLE IF EXISTS document_vectors")
+    connection.execute("CREATE TABLE document_vectors (document_id int PRIMARY KEY, embedding vector)")
+    with (
+        connection.cursor() as cursor,
+        cursor.copy("COPY document_vectors FROM STDIN WITH (FORMAT BINARY)") as copy,
+    ):
+        copy.set_types(["int4", "vector"])
+        for i, vector in enumerate(vectors):
+            copy.write_row((i, vector))
+    connection.execute("ANALYZE document_vectors")
+
+
+def search_sql(storage: str, ef: int | None) -> str:
+    """The store's search statements (app/db/repositories/vectors.py) over the benchmark table."""
+    full = f"embedding::vector({DIMENSION})"
+    if ef is None or storage == "vector":
+        return f"SELECT document_id FROM document_vectors ORDER BY {full} <=> %(q)s LIMIT {K}"
+    graph, _, query = graph_operand(storage, DIMENSION)
+    query = query.replace(":q", "%(q)s")
+    return (
+        f"SELECT document_id FROM (SELECT document_id, embedding FROM document_vectors ORDER BY {graph} "
+        f"<=> {query} LIMIT {ef}) candidates ORDER BY {full} <=> %(q)s LIMIT {K}"
+    )
+
+
+def run_queries(
+    connection: psycopg.Connection, sql: str, queries: np.ndarray
+) -> tuple[list[list[int]], list[float]]:
+    """Ids found per query and each query's milliseconds."""
+    found, millis = [], []
+    for query in queries:
+        started = time.perf_counter()
+        found.append([row[0] for row in connection.execute(sql, {"q": query}).fetchall()])
+        millis.append(1000 * (time.perf_counter() - started))
+    return found, millis
+
+
+def measure(
+    connection: psycopg.Connection, storage: str, queries: np.ndarray, truth: list[list[int]], efs: list[int]
+) -> list[dict[str, Any]]:
+    """Build the storage's graph, then its size and per-ef latency and recall; the graph is dropped after."""
+    expression, operators, _ = graph_operand(storage, DIMENSION)
+    started = time.perf_counter()
+    connection.execute(
+        f"CREATE INDEX graph ON document_vectors USING hnsw (({expression}) {operators}) "
+        "WITH (m = 32, ef_construction = 80)"
+    )
+    build = time.perf_counter() - started
+    graph_bytes = connection.execute("SELECT pg_relation_size('graph')").fetchone()[0]
+    heap_bytes = connection.execute("SELECT pg_table_size('document_vectors')").fetchone()[0]
+    rows = []
+    for ef in efs:
+        connection.execute(f"SET hnsw.ef_search = {ef}")
+        run_queries(connection, search_sql(storage, ef), queries)  # warm-up: the graph's pages cached
+        found, millis = run_queries(connection, search_sql(storage, ef), queries)
+        recall = float(np.mean([len(set(f) & set(t)) / K for f, t in zip(found, truth, strict=True)]))
+        rows.append(
+            {
+                "storage": storage,
+                "ef_search": ef,
+                "graph_bytes": graph_bytes,
+                "heap_bytes": heap_bytes,
+                "build_s": round(build, 1),
+                "recall_at_10": round(recall, 3),
+                **latency_ms(millis),
+            }
+        )
+    connection.execute("DROP INDEX graph")
+    return rows
+
+
+def report(result: dict[str, Any]) -> str:
+    """The markdown page."""
+    lines = [
+        "# pgvector: `vector` vs `halfvec` HNSW graphs",
+        "",
+        f"Command: `{result['command']}`  ",
+        f"Machine: {result['machine']}  ",
+        f"Server: the pgserver wheel's PostgreSQL 16.2, pgvector {result['pgvector']} built from source "
+        f"(shared_buffers 512MB); {result['rows']:,} vectors of {DIMENSION} dimensions, m 32, "
+        "ef_construction 80.",
+        "",
+        "| storage | ef_search | heap MiB | graph MiB | build s | search p50 / p95 ms | recall@10 |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in result["results"]:
+        lines.append(
+            f"| {row['storage']} | {row['ef_search']} | {row['heap_bytes'] / 2**20:.0f} | "
+            f"{row['graph_bytes'] / 2**20:.0f} | {row['build_s']} | {row['p50_ms']} / {row['p95_ms']} | "
+            f"{row['recall_at_10']:.3f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure and write the report."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True, help="a PostgreSQL with pgvector >= 0.7 (psycopg URL)")
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--ef-search", type=int, nargs="+", default=[40, 96])
+    args = parser.parse_args(argv)
+    vectors = synthetic_vectors(args.rows, DIMENSION)
+    rng = np.random.default_rng(1)
+    queries = vectors[rng.choice(args.rows, QUERIES, replace=False)]
+    queries = queries + rng.normal(0, 0.3 / np.sqrt(DIMENSION), queries.shape).astype(np.float32)
+    with psycopg.connect(args.url, autocommit=True) as connection:
+        connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        register_vector(connection)
+        version = connection.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()[0]
+        connection.execute("SET maintenance_work_mem = '1GB'")
+        load(connection, vectors)
+        truth, _ = run_queries(connection, search_sql("vector", None), queries)  # no graph yet: exact
+        results = [
+            row
+            for storage in ("vector", "halfvec")
+            for row in measure(connection, storage, queries, truth, args.ef_search)
+        ]
+    result = {
+        "command": command_line("index/pgvector_halfvec.py", argv),
+        "machine": machine(),
+        "pgvector": version,
+        "rows": args.rows,
+        "results": results,
+    }
+    (REPO / "benchmarks" / "pgvector_halfvec.json").write_text(json.dumps(result, indent=2) + "\n")
+    (REPO / "benchmarks" / "pgvector_halfvec.md").write_text(report(result))
+    print(report(result))
+
+
+if __name__ == "__main__":
+    main()
