@@ -24,8 +24,9 @@ class WebhookIn(RequestModel):
     url: str = Field(
         min_length=8,
         max_length=2000,
-        pattern=r"^https?://[A-Za-z0-9\[][^/?#\s\x00-\x1f\x7f]*(?:[/?#][^\s\x00-\x1f\x7f]*)?$",
-        description="An http(s) URL.",
+        # A host name or an IPv4 address: JSON Schema cannot tell a valid IPv6 literal from a bad one.
+        pattern=r"^https?://[A-Za-z0-9][^/?#\s\x00-\x1f\x7f\[\]]*(?:[/?#][^\s\x00-\x1f\x7f]*)?$",
+        description="An http(s) URL naming a host or an IPv4 address.",
     )
     secret: Secret | None = Field(None, description="Omitted: one is generated and shown once.")
 

@@ -43,8 +43,12 @@ class InboxInput:
 
 def check_url(field: str, url: str) -> None:
     """An http(s) URL with a host, else InvalidInputError naming the field."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # a malformed IPv6 literal
+        usable = False
+    if not usable:
         raise InvalidInputError(f"{field}: {url!r} is not an http(s) URL", field)
 
 
