@@ -24,9 +24,16 @@ class WebhookIn(RequestModel):
     url: str = Field(
         min_length=8,
         max_length=2000,
-        # A host name or an IPv4 address: JSON Schema cannot tell a valid IPv6 literal from a bad one.
-        pattern=r"^https?://[A-Za-z0-9][^/?#\s\x00-\x1f\x7f\[\]]*(?:[/?#][^\s\x00-\x1f\x7f]*)?$",
-        description="An http(s) URL naming a host or an IPv4 address.",
+        # ASCII only, spelled out: regex engines disagree on what `\s` matches (U+0085 is whitespace to
+        # Python and Rust, not to JSON Schema's ECMA regexes), and JSON Schema cannot tell a valid IPv6
+        # literal from a bad one. International hosts go in their punycode form; paths percent-encoded.
+        pattern=(
+            r"^https?://[A-Za-z0-9][A-Za-z0-9.\-]*"
+            r"(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[0-9]{1,4}))?"
+            r"(?:[/?#][\x21-\x7e]*)?$"
+        ),
+        description="An http(s) URL: an ASCII host name (punycode) or IPv4 address, an optional port, "
+        "then printable ASCII (percent-encode the rest).",
     )
     secret: Secret | None = Field(None, description="Omitted: one is generated and shown once.")
 

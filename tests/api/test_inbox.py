@@ -3,11 +3,15 @@ triage, and bad input answered with a 4xx naming the field."""
 
 from __future__ import annotations
 
+import re
 import time
 
+import pytest
 from fastapi.testclient import TestClient
 
+from app.core.errors import InvalidInputError
 from app.usecases.calibration.match import calibrate_corpus
+from app.usecases.inbox.inboxes import check_url
 from app.usecases.inbox.webhooks import SIGNATURE_HEADER, verify
 from tests.api.conftest import ClientFactory
 from tests.helpers.receiver import Receiver
@@ -85,6 +89,19 @@ def test_bad_input_names_the_field(make_client: ClientFactory) -> None:
     assert "missing" in error(client.post("/v1/inboxes", json={"name": "x", "corpora": ["missing"]}))
     assert "webhooks[0].url" in error(client.post("/v1/inboxes", json={"name": "x", "corpora": ["checks"],
                                       "webhooks": [{"url": "file:///etc/passwd"}]}))  # fmt: skip
+    # The schema's URL rule and the service agree: what one refuses, the other does too (the contract fuzz).
+    for url in (
+        "http://[0]/",
+        "http://desk.example:99999/",
+        "https://h\u0085q/",
+        "https://caf\u00e9.example/",
+    ):
+        hooks = {"name": "x", "corpora": ["checks"], "webhooks": [{"url": url}]}
+        assert "webhooks[0].url" in error(client.post("/v1/inboxes", json=hooks)), url
+    for url in ("http://[0]", "http://desk.example:70000/hook"):
+        with pytest.raises(InvalidInputError, match=re.escape("webhooks[1].url")):
+            check_url("webhooks[1].url", url)
+    check_url("url", "https://xn--caf-dma.example:8443/hook?q=%20#top")
     assert client.post("/v1/inboxes", json={"name": "tips", "corpora": ["checks"]}).status_code == 409
     assert (
         client.post("/v1/inboxes/none/items", json={"items": [{"id": "a", "text": "b"}]}).status_code == 404

@@ -46,7 +46,8 @@ def check_url(field: str, url: str) -> None:
     try:
         parts = urlsplit(url)
         usable = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # a malformed IPv6 literal
+        parts.port  # noqa: B018 - raises on a port out of range, as the sender would later
+    except ValueError:  # a malformed IPv6 literal, a port out of range
         usable = False
     if not usable:
         raise InvalidInputError(f"{field}: {url!r} is not an http(s) URL", field)
