@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 IndexType = Literal["auto", "flat", "hnsw", "ivf"]
 Compression = Literal["none", "sq8", "pq"]
-Storage = Literal["vector", "halfvec"]
+Storage = Literal["vector", "halfvec", "bit"]
 # Exact search reads every vector per query: fine (a few ms) below this size, too slow above it.
 AUTO_FLAT_BELOW = 200_000
 # Faiss wants about 39 training points per IVF list; below that an IVF corpus stays exact for now.
@@ -36,8 +36,9 @@ class IndexSpec:
     # Compressed IVF: this many candidates (at least k) are re-scored exactly from float16 copies of the
     # vectors, memory-mapped from the snapshot; 0 ranks by the compressed codes alone.
     refine: int = 0
-    # pgvector: the HNSW graph over float32 (`vector`) or float16 (`halfvec`: half the index bytes, needs
-    # pgvector >= 0.7; its candidates are re-scored from the float32 rows). The Faiss store ignores it.
+    # pgvector: the HNSW graph over float32 (`vector`), float16 (`halfvec`: half the index bytes) or sign
+    # bits (`bit`: binary quantization, 1/32 of the vector bytes); halfvec and bit need pgvector >= 0.7 and
+    # re-score their candidates from the float32 rows. The Faiss store ignores it.
     storage: Storage = "vector"
 
     @classmethod
@@ -87,10 +88,10 @@ class IndexSpec:
             raise ValueError("index.compression applies to type ivf only")
         if not 0 <= self.refine <= MAX_REFINE:
             raise ValueError(f"index.refine must be within 0..{MAX_REFINE}")
-        if self.storage not in ("vector", "halfvec"):
-            raise ValueError("index.storage must be vector or halfvec")
+        if self.storage not in ("vector", "halfvec", "bit"):
+            raise ValueError("index.storage must be vector, halfvec or bit")
         if self.storage != "vector" and self.type == "flat":
-            raise ValueError("index.storage halfvec needs a graph: type auto, hnsw or ivf, not flat")
+            raise ValueError(f"index.storage {self.storage} needs a graph: type auto, hnsw or ivf, not flat")
 
     def refined(self, structure: str) -> bool:
         """True when searches over `structure` re-score their candidates from the float16 copy."""

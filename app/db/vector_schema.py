@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import DBAPIError
@@ -23,8 +23,8 @@ class SpaceKey(Protocol):
     def dimension(self) -> int: ...  # noqa: D102
 
 
-# halfvec (and its HNSW operator class) arrived in pgvector 0.7.0.
-HALFVEC_FROM = (0, 7, 0)
+# halfvec and bit HNSW graphs (and binary_quantize) arrived in pgvector 0.7.0.
+QUANTIZED_GRAPHS_FROM = (0, 7, 0)
 
 
 def pgvector_version(connection: Connection) -> tuple[int, ...]:
@@ -33,11 +33,26 @@ def pgvector_version(connection: Connection) -> tuple[int, ...]:
     return tuple(int(part) for part in str(found).split(".") if part.isdigit()) if found else ()
 
 
-def graph_operand(storage: str, dimension: int) -> tuple[str, str, str]:
-    """(indexed expression, operator class, query `:q` cast alike) of a space's HNSW graph over `vector`
-    or `halfvec` copies of its rows."""
-    kind = f"{'halfvec' if storage == 'halfvec' else 'vector'}({int(dimension)})"
-    return f"embedding::{kind}", f"{kind.split('(')[0]}_cosine_ops", f"CAST(:q AS {kind})"
+class GraphOperand(NamedTuple):
+    """How a space's HNSW graph is built over its rows and how a query `:q` walks it."""
+
+    expression: str  # the indexed expression over `embedding`
+    operators: str  # its operator class
+    query: str  # the query `:q` cast alike
+    distance: str  # the operator the graph orders by
+
+
+def graph_operand(storage: str, dimension: int) -> GraphOperand:
+    """The graph over `vector`, `halfvec` (float16) or `bit` (one sign bit per dimension) copies."""
+    d = int(dimension)
+    if storage == "bit":
+        # Binary quantization: Hamming distance between sign bits; the candidates it finds are re-scored
+        # from the float32 rows, so it needs more of them (ef_search) than a float graph.
+        bits = f"binary_quantize(embedding::vector({d}))::bit({d})"
+        query = f"binary_quantize(CAST(:q AS vector({d})))::bit({d})"
+        return GraphOperand(bits, "bit_hamming_ops", query, "<~>")
+    kind = "halfvec" if storage == "halfvec" else "vector"
+    return GraphOperand(f"embedding::{kind}({d})", f"{kind}_cosine_ops", f"CAST(:q AS {kind}({d}))", "<=>")
 
 
 def index_name(corpus_id: int, space_id: int) -> str:
@@ -93,7 +108,7 @@ def build_hnsw(
     An earlier failed build leaves an invalid index behind; it is dropped first.
     """
     name = index_name(space.corpus_id, space.id)
-    expression, operators, _ = graph_operand(storage, space.dimension)
+    expression, operators, _, _ = graph_operand(storage, space.dimension)
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         valid = connection.scalar(text(VALIDITY), {"n": name})
         if valid is False:

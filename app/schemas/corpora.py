@@ -23,15 +23,16 @@ from app.schemas.workbench import JudgementScale
 from indexes.fusion_defaults import DEFAULT_ALPHA
 
 CorpusKind = Literal["claim", "answer", "question"]
-Storage = Literal["vector", "halfvec"]
+Storage = Literal["vector", "halfvec", "bit"]
 
 
 def storage_field() -> Any:
     """The pgvector store's `storage` option (the Faiss store ignores it)."""
     return Field(
         "vector",
-        description="pgvector: the HNSW graph over float32 (vector) or float16 (halfvec: half the bytes, "
-        "pgvector >= 0.7) copies; candidates are re-scored from the stored float32 vectors.",
+        description="pgvector: the HNSW graph over float32 (vector), float16 (halfvec: half the bytes) or "
+        "binary-quantized (bit: one bit per dimension; raise ef_search) copies; halfvec and bit need "
+        "pgvector >= 0.7 and re-score their candidates from the stored float32 vectors.",
     )
 
 
@@ -172,7 +173,8 @@ class IndexStatus(BaseModel):
     spec: dict[str, Any]
     structure: str = Field(description="What is built now: flat, hnsw or ivf.")
     storage: str | None = Field(
-        None, description="pgvector: what the HNSW graph holds, vector or halfvec (null: the Faiss store)."
+        None,
+        description="pgvector: what the HNSW graph holds, vector, halfvec or bit (null: the Faiss store).",
     )
     size: int = Field(description="Documents in the index.")
     dimension: int

@@ -29,7 +29,12 @@ from app.db.models import Corpus
 from app.db.repositories.corpora import ChangeLog, CorpusMark, CorpusRepository
 from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.vectors import Space, VectorRepository, copy_rows
-from app.db.vector_schema import HALFVEC_FROM, drop_hnsw_indexes, ensure_vector_schema, pgvector_version
+from app.db.vector_schema import (
+    QUANTIZED_GRAPHS_FROM,
+    drop_hnsw_indexes,
+    ensure_vector_schema,
+    pgvector_version,
+)
 from app.stores.lexical_store import follow_language, lexical_operations, open_lexical, own_languages
 from app.stores.opened import OpenedCorpora
 from app.stores.pgvector_corpus import PgCorpus
@@ -55,7 +60,7 @@ class PgVectorStore(SpaceMaintenance):
         self._corpora: OpenedCorpora[PgCorpus] = OpenedCorpora()
         with transaction(sessions) as session:
             ensure_vector_schema(session.connection())
-            self.halfvec = pgvector_version(session.connection()) >= HALFVEC_FROM
+            self.quantized_graphs = pgvector_version(session.connection()) >= QUANTIZED_GRAPHS_FROM
 
     # --- opening ---------------------------------------------------------------------------------
     def open_all(self, on_corpus: Callable[[int, int, str], None] | None = None) -> None:
@@ -103,9 +108,11 @@ class PgVectorStore(SpaceMaintenance):
         return opened
 
     def _storage(self, name: str, spec: IndexSpec) -> str:
-        if spec.storage == "halfvec" and not self.halfvec:
+        if spec.storage != "vector" and not self.quantized_graphs:
             # The corpus still works, with a float32 graph; the status shows which one it got.
-            log.warning("vectors %s: halfvec needs pgvector >= 0.7; its graph holds float32 vectors", name)
+            log.warning(
+                "vectors %s: %s needs pgvector >= 0.7; its graph holds float32 vectors", name, spec.storage
+            )
             return "vector"
         return spec.storage
 

@@ -1,14 +1,17 @@
-"""pgvector `vector` vs `halfvec` HNSW graphs over the same float32 rows (issue 41 part 2).
+"""pgvector `vector`, `halfvec` and `bit` HNSW graphs over the same float32 rows (issue 41 part 2).
 
 N clustered unit vectors of 384 dimensions (index_scale_parts.synthetic_vectors) are COPYed into one
 table; per storage its HNSW graph is built with the service's default spec (m 32, ef_construction 80)
 and the store's own expression and operator class (`graph_operand`); a halfvec search re-scores its
-ef_search candidates from the float32 rows, as `VectorRepository.search` does. Reported: heap and graph
-bytes, build seconds, search p50/p95 (k=10, 200 queries near stored vectors, after one warm-up pass) and
-recall@10 against exact search. Needs pgvector >= 0.7 (the pgserver wheel has 0.6.2). Writes
-benchmarks/pgvector_halfvec.md and .json.
+ef_search candidates from the float32 rows, as `VectorRepository.search` does, and so does a bit graph
+(binary quantization: Hamming distance between sign bits), given more candidates (--bit-ef-search).
+Reported: heap and graph bytes, build seconds, search p50/p95 (k=10, 200 queries near stored vectors,
+after one warm-up pass) and recall@10 against exact search. Needs pgvector >= 0.7 (the pgserver wheel has
+0.6.2). Writes OUTPUT.md and .json (default benchmarks/pgvector_halfvec).
 
     .venv/bin/python benchmarks/index/pgvector_halfvec.py --url postgresql://postgres@127.0.0.1:55432/test
+    .venv/bin/python benchmarks/index/pgvector_halfvec.py --url postgresql://postgres@127.0.0.1:5432/bench \
+        --rows 1000000 --storages vector halfvec bit --output benchmarks/pgvector_1m
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
+from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks"), str(REPO / "benchmarks" / "index")]
@@ -53,11 +57,12 @@ def search_sql(storage: str, ef: int | None) -> str:
     full = f"embedding::vector({DIMENSION})"
     if ef is None or storage == "vector":
         return f"SELECT document_id FROM document_vectors ORDER BY {full} <=> %(q)s LIMIT {K}"
-    graph, _, query = graph_operand(storage, DIMENSION)
-    query = query.replace(":q", "%(q)s")
+    graph = graph_operand(storage, DIMENSION)
+    query = graph.query.replace(":q", "%(q)s")
     return (
-        f"SELECT document_id FROM (SELECT document_id, embedding FROM document_vectors ORDER BY {graph} "
-        f"<=> {query} LIMIT {ef}) candidates ORDER BY {full} <=> %(q)s LIMIT {K}"
+        f"SELECT document_id FROM (SELECT document_id, embedding FROM document_vectors ORDER BY "
+        f"{graph.expression} {graph.distance} {query} LIMIT {ef}) candidates ORDER BY {full} <=> %(q)s "
+        f"LIMIT {K}"
     )
 
 
@@ -77,7 +82,7 @@ def measure(
     connection: psycopg.Connection, storage: str, queries: np.ndarray, truth: list[list[int]], efs: list[int]
 ) -> list[dict[str, Any]]:
     """Build the storage's graph, then its size and per-ef latency and recall; the graph is dropped after."""
-    expression, operators, _ = graph_operand(storage, DIMENSION)
+    expression, operators, _, _ = graph_operand(storage, DIMENSION)
     started = time.perf_counter()
     connection.execute(
         f"CREATE INDEX graph ON document_vectors USING hnsw (({expression}) {operators}) "
@@ -109,14 +114,16 @@ def measure(
 
 def report(result: dict[str, Any]) -> str:
     """The markdown page."""
+    server = result.get("server", "the pgserver wheel's PostgreSQL 16.2 (shared_buffers 512MB)")
+    storages = " vs ".join(f"`{s}`" for s in result.get("storages", ["vector", "halfvec"]))
     lines = [
-        "# pgvector: `vector` vs `halfvec` HNSW graphs",
+        f"# pgvector: {storages} HNSW graphs",
         "",
         f"Command: `{result['command']}`  ",
         f"Machine: {result['machine']}  ",
-        f"Server: the pgserver wheel's PostgreSQL 16.2, pgvector {result['pgvector']} built from source "
-        f"(shared_buffers 512MB); {result['rows']:,} vectors of {DIMENSION} dimensions, m 32, "
-        "ef_construction 80.",
+        f"Server: {server}, pgvector {result['pgvector']} built from source; {result['rows']:,} vectors of "
+        f"{DIMENSION} dimensions, m 32, ef_construction 80; COPY and ANALYZE of the rows: "
+        f"{result.get('load_s', '-')} s.",
         "",
         "| storage | ef_search | heap MiB | graph MiB | build s | search p50 / p95 ms | recall@10 |",
         "|---|---:|---:|---:|---:|---:|---:|",
@@ -136,6 +143,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--url", required=True, help="a PostgreSQL with pgvector >= 0.7 (psycopg URL)")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--ef-search", type=int, nargs="+", default=[40, 96])
+    parser.add_argument("--bit-ef-search", type=int, nargs="+", default=[200, 400])
+    parser.add_argument(
+        "--storages", nargs="+", default=["vector", "halfvec"], choices=["vector", "halfvec", "bit"]
+    )
+    parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "pgvector_halfvec")
     args = parser.parse_args(argv)
     vectors = synthetic_vectors(args.rows, DIMENSION)
     rng = np.random.default_rng(1)
@@ -147,23 +159,36 @@ def main(argv: list[str] | None = None) -> None:
         version = connection.execute(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
         ).fetchone()[0]
-        connection.execute("SET maintenance_work_mem = '1GB'")
+        server = connection.execute(
+            "SELECT 'PostgreSQL ' || current_setting('server_version') || ' (shared_buffers ' || "
+            "current_setting('shared_buffers') || ', max_parallel_maintenance_workers ' || "
+            "current_setting('max_parallel_maintenance_workers') || ')'"
+        ).fetchone()[0]
+        # The graph must fit in maintenance_work_mem or the build slows down by an order of magnitude.
+        connection.execute("SET maintenance_work_mem = '6GB'")
+        started = time.perf_counter()
         load(connection, vectors)
+        load_s = round(time.perf_counter() - started, 1)
         truth, _ = run_queries(connection, search_sql("vector", None), queries)  # no graph yet: exact
-        results = [
-            row
-            for storage in ("vector", "halfvec")
-            for row in measure(connection, storage, queries, truth, args.ef_search)
-        ]
+        results = []
+        for storage in tqdm(args.storages, desc="graphs"):
+            efs = args.bit_ef_search if storage == "bit" else args.ef_search
+            results += measure(connection, storage, queries, truth, efs)
+            partial = {"rows": args.rows, "results": results}
+            args.output.with_suffix(".partial.json").write_text(json.dumps(partial, indent=2) + "\n")
     result = {
         "command": command_line("index/pgvector_halfvec.py", argv),
         "machine": machine(),
         "pgvector": version,
         "rows": args.rows,
+        "server": server,
+        "load_s": load_s,
+        "storages": args.storages,
         "results": results,
     }
-    (REPO / "benchmarks" / "pgvector_halfvec.json").write_text(json.dumps(result, indent=2) + "\n")
-    (REPO / "benchmarks" / "pgvector_halfvec.md").write_text(report(result))
+    args.output.with_suffix(".json").write_text(json.dumps(result, indent=2) + "\n")
+    args.output.with_suffix(".md").write_text(report(result))
+    args.output.with_suffix(".partial.json").unlink(missing_ok=True)
     print(report(result))
 
 

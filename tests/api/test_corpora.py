@@ -31,11 +31,12 @@ def test_corpus_errors(client: TestClient) -> None:
     assert client.delete("/v1/corpora/nope?confirm=nope").status_code == 404
 
 
-def test_index_storage_is_vector_or_halfvec(client: TestClient) -> None:
-    halfvec = {"name": "h", "kind": "claim", "index": {"type": "hnsw", "storage": "halfvec"}}
-    assert client.post("/v1/corpora", json=halfvec).status_code == 201
-    assert client.get("/v1/corpora/h").json()["index"]["storage"] == "halfvec"
-    bad_storage = {"name": "b", "kind": "claim", "index": {"type": "auto", "storage": "bit"}}
+def test_index_storage_is_vector_halfvec_or_bit(client: TestClient) -> None:
+    for storage in ("halfvec", "bit"):
+        spec = {"name": storage, "kind": "claim", "index": {"type": "hnsw", "storage": storage}}
+        assert client.post("/v1/corpora", json=spec).status_code == 201
+        assert client.get(f"/v1/corpora/{storage}").json()["index"]["storage"] == storage
+    bad_storage = {"name": "b", "kind": "claim", "index": {"type": "auto", "storage": "int8"}}
     bad = client.post("/v1/corpora", json=bad_storage)
     assert bad.status_code == 422 and bad.json()["errors"][0]["field"] == "index.auto.storage"
 

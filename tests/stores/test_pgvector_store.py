@@ -80,7 +80,7 @@ def test_a_process_serving_another_model_replays_only_what_it_lacks(writer: Runt
     assert max(hits.values()) == pytest.approx(float(expected), abs=1e-4)
 
 
-@pytest.mark.parametrize("storage", ["vector", "halfvec"])
+@pytest.mark.parametrize("storage", ["vector", "halfvec", "bit"])
 def test_a_large_space_gets_its_hnsw_graph_and_answers_like_exact_search(
     writer: Runtime, monkeypatch: pytest.MonkeyPatch, storage: str
 ) -> None:
@@ -93,8 +93,10 @@ def test_a_large_space_gets_its_hnsw_graph_and_answers_like_exact_search(
     assert opened in store.due(10_000, 3600.0)
     assert store.checkpoint(opened)
     status = CorpusService(writer).index_status("graph")
-    # pgvector before 0.7 has no halfvec: such a corpus gets a float32 graph, and says so.
-    assert status["structure"] == "hnsw" and status["storage"] == (storage if store.halfvec else "vector")
+    # pgvector before 0.7 has neither halfvec nor bit graphs: such a corpus gets a float32 graph, and says so.
+    assert status["structure"] == "hnsw" and status["storage"] == (
+        storage if store.quantized_graphs else "vector"
+    )
     queries = writer.serving.state().encoder.encode(["topic 3 place 5", "claim number 42"])
     with_graph = opened.search(queries, 5)
     opened.hnsw = False  # the same space searched exactly

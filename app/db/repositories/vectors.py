@@ -211,13 +211,14 @@ class VectorRepository:
             self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
             sql = f"SELECT document_id, 1 - ({full} <=> :q) {rows_of} ORDER BY {full} <=> :q LIMIT :k"
         else:
-            # A float16 graph: its ef_search candidates are re-scored from the float32 rows, so scores stay
-            # exact cosines and the order among the candidates is the exact one.
+            # A float16 or bit graph: its ef_search candidates are re-scored from the float32 rows, so
+            # scores stay exact cosines and the order among the candidates is the exact one.
             self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
-            graph, _, query = graph_operand(storage, space.dimension)
+            graph = graph_operand(storage, space.dimension)
             sql = (
                 f"SELECT document_id, 1 - ({full} <=> :q) FROM (SELECT document_id, embedding {rows_of} "
-                f"ORDER BY {graph} <=> {query} LIMIT {int(ef_search)}) candidates "
+                f"ORDER BY {graph.expression} {graph.distance} {graph.query} LIMIT {int(ef_search)}) "
+                "candidates "
                 f"ORDER BY {full} <=> :q, document_id LIMIT :k"
             )
         results = []
