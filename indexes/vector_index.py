@@ -197,13 +197,12 @@ class VectorIndex:
         with self._lock.shared():
             base, delta = self.base, self.delta
             rows = sorted(delta.row_of.values())
+            keep = base.alive if compact and not base.alive.all() else None
+            vectors = _stacked(base.vectors, keep, delta.vectors[rows])
+            ids = _stacked(base.ids, keep, delta.ids[rows])
             if compact:
-                vectors = np.concatenate([np.asarray(base.vectors[base.alive]), delta.vectors[rows]])
-                ids = np.concatenate([np.asarray(base.ids[base.alive]), delta.ids[rows]])
                 alive = np.ones(len(ids), dtype=bool)
             else:
-                vectors = np.concatenate([np.asarray(base.vectors), delta.vectors[rows]])
-                ids = np.concatenate([np.asarray(base.ids), delta.ids[rows]])
                 alive = np.concatenate([base.alive, np.ones(len(rows), dtype=bool)])
             return vectors.astype(np.float32, copy=False), ids.astype(np.int64), alive, self.hwm, len(rows)
 
@@ -311,3 +310,27 @@ def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]
     tied_or_better = np.flatnonzero(-rounded <= kth)
     ordered = sorted(tied_or_better.tolist(), key=lambda i: (-float(rounded[i]), int(ids[i])))[:keep]
     return [(int(ids[i]), float(scores[i])) for i in ordered]
+
+
+_STACK_CHUNK = 65_536  # base rows copied at a time when some are left out
+
+
+def _stacked(base: np.ndarray, keep: np.ndarray | None, appended: np.ndarray) -> np.ndarray:
+    """Base rows (those `keep` marks, or all) followed by `appended`, with at most one copy in memory.
+
+    With nothing appended and nothing left out it is the base itself (memory-mapped from the snapshot):
+    a checkpoint of 10M float32 rows must not hold them twice (15 GB each) to write them again.
+    """
+    if keep is None and not len(appended):
+        return base
+    kept = len(base) if keep is None else int(keep.sum())
+    out = np.empty((kept + len(appended), *base.shape[1:]), dtype=base.dtype)
+    position = 0
+    for start in range(0, len(base), _STACK_CHUNK):
+        block = np.asarray(base[start : start + _STACK_CHUNK])
+        if keep is not None:
+            block = block[keep[start : start + _STACK_CHUNK]]
+        out[position : position + len(block)] = block
+        position += len(block)
+    out[position:] = appended
+    return out
