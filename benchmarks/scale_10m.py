@@ -39,7 +39,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks"), str(REPO / "benchmarks" / "index")]
 from bench_common import command_line, machine, percentile  # noqa: E402
 from index_compact import resident_bytes  # noqa: E402
-from index_scale_parts import identity, measure_workers, seed_database, settings_for, start_runtime  # noqa: E402
+from index_scale_parts import (  # noqa: E402
+    identity,
+    measure_workers,
+    seed_database,
+    settings_for,
+    start_runtime,
+    upserts_and_checkpoint,
+)
 
 from indexes.checkpoint import checkpoint  # noqa: E402
 from indexes.snapshot import snapshot_dir  # noqa: E402
@@ -169,19 +176,7 @@ def part_serve(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[st
     runtime, service, startup = start_runtime(work, model_dir, changes_before_start=1000)
     out: dict[str, Any] = {"startup_seconds": round(startup, 1)}
     try:
-        latencies = []
-        for i in range(200):
-            begun = time.perf_counter()
-            service.upsert_documents("bench", [(f"upsert-{i % 50}", f"an updated claim {i}", None, True)])
-            latencies.append((time.perf_counter() - begun) * 1000)
-        out["upsert_ms"] = {
-            "p50": round(percentile(latencies, 0.5), 2),
-            "p95": round(percentile(latencies, 0.95), 2),
-        }
-        opened = runtime.serving.state().store.get("bench")
-        begun = time.perf_counter()
-        runtime.serving.state().store.checkpoint(opened)
-        out["checkpoint_seconds"] = round(time.perf_counter() - begun, 1)
+        out.update(upserts_and_checkpoint(runtime, service))
         served = runtime.serving.state().store.get("bench").index
         queries, truth = np.load(work / "queries.npy"), np.load(work / "truth.npy")
         out["search"] = {}

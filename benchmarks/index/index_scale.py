@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_common import command_line, machine, percentile  # noqa: E402
+from bench_common import command_line, machine  # noqa: E402
 from index_scale_parts import (  # noqa: E402
     ann_settings,
     measure_search,
@@ -32,6 +32,7 @@ from index_scale_parts import (  # noqa: E402
     seed_database,
     start_runtime,
     synthetic_vectors,
+    upserts_and_checkpoint,
     write_snapshot,
 )
 
@@ -54,21 +55,7 @@ def run_size(size: int, workdir: Path, model_dir: Path, workers: bool) -> dict[s
     runtime, service, startup = start_runtime(folder, model_dir, changes_before_start=1000)
     result["startup_seconds"] = round(startup, 2)
     try:
-        latencies = []
-        for i in range(200):
-            begun = time.perf_counter()
-            service.upsert_documents(
-                "bench", [(f"upsert-{i % 50}", f"an updated claim number {i}", None, True)]
-            )
-            latencies.append((time.perf_counter() - begun) * 1000)
-        result["upsert_ms"] = {
-            "p50": round(percentile(latencies, 0.5), 2),
-            "p95": round(percentile(latencies, 0.95), 2),
-        }
-        opened = runtime.serving.state().store.get("bench")
-        begun = time.perf_counter()
-        runtime.serving.state().store.checkpoint(opened)
-        result["checkpoint_seconds"] = round(time.perf_counter() - begun, 2)
+        result.update(upserts_and_checkpoint(runtime, service))
     finally:
         runtime.close()
     result["search"] = measure_search(vectors, ann_settings(size))

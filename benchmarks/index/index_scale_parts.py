@@ -32,6 +32,9 @@ from indexes.spec import IndexSpec
 from indexes.vector_index import Base, VectorIndex
 from pairank.models import resolve_model
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_common import percentile  # noqa: E402
+
 
 def settings_for(folder: Path, model_dir: Path, **overrides: Any) -> Settings:
     """The service's settings for one benchmark corpus (SQLite in the folder unless overridden)."""
@@ -131,9 +134,11 @@ def start_runtime(
         corpus = CorpusRepository(session).get("bench")
         assert corpus is not None
         inputs = []
+        run = time.strftime("%Y%m%d%H%M%S")  # new ids on every run: a part may be run again on its folder
         for i in range(changes_before_start):
             body = f"a claim written after the snapshot, number {i}"
-            inputs.append(DocumentInput(f"late-{i}", body, hashlib.sha256(body.encode()).hexdigest(), None))
+            digest = hashlib.sha256(body.encode()).hexdigest()
+            inputs.append(DocumentInput(f"late-{run}-{i}", body, digest, None))
         DocumentRepository(session, corpus).upsert(inputs, {})
     engine.dispose()
     started = time.perf_counter()
@@ -142,6 +147,25 @@ def start_runtime(
     if not runtime.serving.wait_ready(600):
         raise RuntimeError(f"the service did not start: {runtime.serving.load_error}")
     return runtime, CorpusService(runtime), time.perf_counter() - started
+
+
+def upserts_and_checkpoint(runtime: Runtime, service: CorpusService) -> dict[str, Any]:
+    """200 one-document upserts through the service (p50/p95 ms), then one checkpoint (seconds)."""
+    latencies = []
+    for i in range(200):
+        begun = time.perf_counter()
+        service.upsert_documents("bench", [(f"upsert-{i % 50}", f"an updated claim number {i}", None, True)])
+        latencies.append((time.perf_counter() - begun) * 1000)
+    opened = runtime.serving.state().store.get("bench")
+    begun = time.perf_counter()
+    runtime.serving.state().store.checkpoint(opened)
+    return {
+        "upsert_ms": {
+            "p50": round(percentile(latencies, 0.5), 2),
+            "p95": round(percentile(latencies, 0.95), 2),
+        },
+        "checkpoint_seconds": round(time.perf_counter() - begun, 2),
+    }
 
 
 def ann_settings(size: int) -> list[IndexSpec]:
