@@ -59,7 +59,7 @@ def render(document: dict[str, Any], keep: Callable[[str, dict[str, Any]], bool]
         ),
         "",
         f"Gains are paired per cut point and seed against the product default, zero-shot "
-        f"{document['default']}; **(>2 sd)** marks a gain above twice its spread.",
+        f"{document['default']}; **(>2 sd)** marks a gain above twice its spread (n >= 2 only).",
         "",
         f"| model / ranking / queries | n | {' | '.join(metrics)} | gain {first} | gain {second} |",
         "|---|---|" + "---|" * (len(metrics) + 2),
@@ -68,7 +68,7 @@ def render(document: dict[str, Any], keep: Callable[[str, dict[str, Any]], bool]
         if not keep(label, document):
             continue
         values = " | ".join(cell(entry[m]) for m in metrics)
-        gains = f"{gain(entry['gain'][first])} | {gain(entry['gain'][second])}"
+        gains = f"{gain(entry['gain'][first], entry['n'])} | {gain(entry['gain'][second], entry['n'])}"
         lines.append(f"| {label} | {entry['n']} | {values} | {gains} |")
     return "\n".join(lines)
 
