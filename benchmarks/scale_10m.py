@@ -70,10 +70,12 @@ def real_vectors(data: Path | None, texts: int, queries: int) -> tuple[np.ndarra
     from sentence_transformers import SentenceTransformer
 
     def read(name: str, limit: int) -> list[str]:
+        paths = sorted(data.rglob(name))
         found: list[str] = []
-        for path in sorted(data.rglob(name)):
+        for path in paths:  # an even share of each dataset: claims, questions, answers, sentences
             with path.open(encoding="utf-8") as handle:
-                found += [json.loads(line)["text"] for line, _ in zip(handle, range(limit), strict=False)]
+                share = zip(handle, range(limit // max(1, len(paths))), strict=False)
+                found += [json.loads(line)["text"] for line, _ in share]
         return found[:limit]
 
     model = SentenceTransformer(str(get_model_path()), device="cpu")

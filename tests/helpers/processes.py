@@ -35,15 +35,20 @@ class Server:
             [sys.executable, "-m", "pairank.cli", *command], env=env, stdout=self.log, stderr=self.log
         )
         self.http = httpx.Client(base_url=f"http://127.0.0.1:{self.port}", timeout=120)
+        # Workers load on their own: one ready answer says little about the others, so with several,
+        # wait for that many in a row, each on a new connection (whichever worker accepts it answers).
+        needed, in_a_row = 1 if workers == 1 else 6 * workers, 0
+        url = f"http://127.0.0.1:{self.port}/{'ready' if ready else 'health'}"
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             assert self.process.poll() is None, "server exited during start-up"
             try:
-                if self.http.get("/ready" if ready else "/health").status_code == 200:
-                    return
+                in_a_row = in_a_row + 1 if httpx.get(url, timeout=120).status_code == 200 else 0
             except httpx.TransportError:
-                pass
-            time.sleep(0.1)
+                in_a_row = 0
+            if in_a_row >= needed:
+                return
+            time.sleep(0.1 if not in_a_row else 0)
         raise AssertionError("server never became ready")
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
