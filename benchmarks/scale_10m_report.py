@@ -34,7 +34,8 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
             disk = sum(row["disk_gib"].values())
             lines.append(
                 f"  {row['lists']:,} lists; checkpoint {row['build_seconds']} s, peak RSS "
-                f"{row['peak_rss_gib']} GiB, {disk:.1f} GiB on disk ({row['disk_gib']}); recall@10 at the "
+                f"{row['peak_rss_gib']} GiB (the mapped rows' pages included), {disk:.1f} GiB on disk "
+                f"({row['disk_gib']}); recall@10 at the "
                 f"checkpoint {row['checkpoint_recall_at_10']}."
             )
         elif part == "serve":

@@ -13,6 +13,7 @@ take it alone.
 
 from __future__ import annotations
 
+import tempfile
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -313,6 +314,7 @@ def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]
 
 
 _STACK_CHUNK = 65_536  # base rows copied at a time when some are left out
+_IN_MEMORY_BYTES = 1 << 30  # a larger copy of the rows is file-backed
 
 
 def _stacked(base: np.ndarray, keep: np.ndarray | None, appended: np.ndarray) -> np.ndarray:
@@ -324,7 +326,15 @@ def _stacked(base: np.ndarray, keep: np.ndarray | None, appended: np.ndarray) ->
     if keep is None and not len(appended):
         return base
     kept = len(base) if keep is None else int(keep.sum())
-    out = np.empty((kept + len(appended), *base.shape[1:]), dtype=base.dtype)
+    shape = (kept + len(appended), *base.shape[1:])
+    if int(np.prod(shape)) * base.dtype.itemsize <= _IN_MEMORY_BYTES:
+        out = np.empty(shape, dtype=base.dtype)
+    else:
+        # Beyond a GiB the copy goes to an unlinked temporary file: the page cache holds it and can write
+        # it back, where 10M float32 rows (15 GB) in anonymous memory beside the serving index overflow
+        # 24 GB (measured: killed by the OOM killer at a 10M checkpoint).
+        with tempfile.TemporaryFile(prefix="pairank-sealed-") as handle:
+            out = np.memmap(handle, dtype=base.dtype, mode="w+", shape=shape)
     position = 0
     for start in range(0, len(base), _STACK_CHUNK):
         block = np.asarray(base[start : start + _STACK_CHUNK])

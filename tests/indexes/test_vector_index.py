@@ -201,6 +201,7 @@ def test_a_checkpoint_reuses_the_mapped_rows_and_copies_a_chunk_at_a_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_index, "_STACK_CHUNK", 7)  # chunk boundaries inside a small base
+    monkeypatch.setattr(vector_index, "_IN_MEMORY_BYTES", 1024)  # the copy goes to a temporary file
     rows = normalize_rows(vectors(30))
     index = VectorIndex(16)
     index.apply([(i, rows[i], i + 1) for i in range(30)], hwm=30)
@@ -212,6 +213,7 @@ def test_a_checkpoint_reuses_the_mapped_rows_and_copies_a_chunk_at_a_time(
     extra = normalize_rows(vectors(3, seed=4))
     index.apply([(30 + i, extra[i], 40 + i) for i in range(3)], deletes=[(i, 50 + i) for i in (0, 7, 8, 29)])
     sealed, ids, alive, _, appended = index.sealed_rows(compact=True)
+    assert isinstance(sealed, np.memmap)  # file-backed: the page cache, not the process, holds it
     live = [i for i in range(30) if i not in (0, 7, 8, 29)]
     assert ids.tolist() == [*live, 30, 31, 32] and appended == 3 and alive.all()
     np.testing.assert_allclose(sealed, np.concatenate([rows[live], extra]), atol=1e-6)
