@@ -31,7 +31,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import faiss
 import numpy as np
 from tqdm import tqdm
 
@@ -48,6 +47,7 @@ from index_scale_parts import (  # noqa: E402
     upserts_and_checkpoint,
 )
 
+from indexes.ann import exact_top_k  # noqa: E402
 from indexes.checkpoint import checkpoint  # noqa: E402
 from indexes.snapshot import snapshot_dir  # noqa: E402
 from indexes.spec import IndexSpec  # noqa: E402
@@ -110,20 +110,6 @@ def write_vectors(work: Path, size: int, real: np.ndarray, seed: int = 0) -> np.
     return out
 
 
-def exact_top(vectors: np.ndarray, queries: np.ndarray) -> np.ndarray:
-    """Row numbers of each query's exact top K by inner product, a chunk of rows at a time."""
-    best_scores = np.full((len(queries), K), -np.inf, np.float32)
-    best_rows = np.full((len(queries), K), -1, np.int64)
-    for start in tqdm(range(0, len(vectors), CHUNK), desc="exact top 10"):
-        scores, rows = faiss.knn(queries, np.ascontiguousarray(vectors[start : start + CHUNK]), K)
-        merged_scores = np.concatenate([best_scores, scores], axis=1)
-        merged_rows = np.concatenate([best_rows, rows + start], axis=1)
-        keep = np.argsort(-merged_scores, axis=1, kind="stable")[:, :K]
-        best_scores = np.take_along_axis(merged_scores, keep, 1)
-        best_rows = np.take_along_axis(merged_rows, keep, 1)
-    return best_rows
-
-
 def part_data(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Rows in SQLite, vectors on disk, queries and their exact answers."""
     started = time.perf_counter()
@@ -138,7 +124,7 @@ def part_data(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     queries = np.concatenate([real_queries, picked]).astype(np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
     np.save(work / "queries.npy", queries)
-    np.save(work / "truth.npy", ids[exact_top(vectors, queries)])
+    np.save(work / "truth.npy", ids[exact_top_k(queries, vectors, K)])
     return {
         "size": args.size,
         "sqlite_rows_seconds": round(seeded, 1),
