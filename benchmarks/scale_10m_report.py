@@ -54,6 +54,8 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
                     f"  | {name.split('=')[1]} | {measured['p50_ms']} | {measured['p99_ms']} | "
                     f"{measured['recall_at_10']} | {measured['queries_per_second_8_clients']} |"
                 )
+            if row.get("recall_note"):
+                lines += ["", f"  Note: {row['recall_note']}."]
         else:
             lines.append(
                 f"  1 worker RSS {row['1']['rss_gib']} / PSS {row['1']['pss_gib']} GiB; 4 workers RSS "
