@@ -147,14 +147,12 @@ def exact_top_k(
             block, rows = block[kept], rows[kept]
         if not len(rows):
             continue
+        # Exact search over at least as many rows as asked for: every column found is a row.
         scores, found = faiss.knn(
             queries, np.ascontiguousarray(block), min(k, len(rows)), faiss.METRIC_INNER_PRODUCT
         )
-        scores = np.where(found >= 0, scores, -np.inf).astype(np.float32)
         merged_scores = np.concatenate([best_scores, scores], axis=1)
-        merged_rows = np.concatenate(
-            [best_rows, np.where(found >= 0, rows[np.maximum(found, 0)], -1)], axis=1
-        )
+        merged_rows = np.concatenate([best_rows, rows[found]], axis=1)
         order = np.argsort(-merged_scores, axis=1, kind="stable")[:, :k]
         best_scores = np.take_along_axis(merged_scores, order, 1)
         best_rows = np.take_along_axis(merged_rows, order, 1)

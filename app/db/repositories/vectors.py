@@ -208,12 +208,10 @@ class VectorRepository:
             order = f"ORDER BY {full} <=> :q, document_id LIMIT :k"
             sql = f"SELECT document_id, 1 - ({full} <=> :q) {rows_of} {order}"
         elif storage == "vector":
-            self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
             sql = f"SELECT document_id, 1 - ({full} <=> :q) {rows_of} ORDER BY {full} <=> :q LIMIT :k"
         else:
             # A float16 or bit graph: its ef_search candidates are re-scored from the float32 rows, so
             # scores stay exact cosines and the order among the candidates is the exact one.
-            self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
             graph = graph_operand(storage, space.dimension)
             sql = (
                 f"SELECT document_id, 1 - ({full} <=> :q) FROM (SELECT document_id, embedding {rows_of} "
@@ -221,6 +219,8 @@ class VectorRepository:
                 "candidates "
                 f"ORDER BY {full} <=> :q, document_id LIMIT :k"
             )
+        if ef_search is not None:
+            self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
         results = []
         for vector in np.asarray(queries, np.float32):
             rows = self.session.execute(text(sql), {"q": vector, "k": k})
