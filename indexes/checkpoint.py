@@ -48,7 +48,8 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
         and base.source is not None
         and index.dead_fraction() <= MAX_DEAD_FRACTION
     )
-    vectors, ids, alive, hwm, appended = index.sealed_rows(compact=not incremental)
+    folder.mkdir(parents=True, exist_ok=True)
+    vectors, ids, alive, hwm, appended = index.sealed_rows(compact=not incremental, spill_dir=folder)
     ann = None
     recall = None
     refine = index.spec.refined(structure)

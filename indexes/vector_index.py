@@ -189,7 +189,9 @@ class VectorIndex:
             deletes = [(doc_id, s) for doc_id, s in self.deleted.items() if s > seq]
             return upserts, deletes
 
-    def sealed_rows(self, compact: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    def sealed_rows(
+        self, compact: bool, spill_dir: Path | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
         """What a new snapshot holds: (vectors, ids, alive, hwm, rows appended after the old base).
 
         Compacted, it keeps live rows only; otherwise it keeps every base row (dead ones marked) and
@@ -199,8 +201,8 @@ class VectorIndex:
             base, delta = self.base, self.delta
             rows = sorted(delta.row_of.values())
             keep = base.alive if compact and not base.alive.all() else None
-            vectors = _stacked(base.vectors, keep, delta.vectors[rows])
-            ids = _stacked(base.ids, keep, delta.ids[rows])
+            vectors = _stacked(base.vectors, keep, delta.vectors[rows], spill_dir)
+            ids = _stacked(base.ids, keep, delta.ids[rows], spill_dir)
             if compact:
                 alive = np.ones(len(ids), dtype=bool)
             else:
@@ -317,7 +319,9 @@ _STACK_CHUNK = 65_536  # base rows copied at a time when some are left out
 _IN_MEMORY_BYTES = 1 << 30  # a larger copy of the rows is file-backed
 
 
-def _stacked(base: np.ndarray, keep: np.ndarray | None, appended: np.ndarray) -> np.ndarray:
+def _stacked(
+    base: np.ndarray, keep: np.ndarray | None, appended: np.ndarray, spill_dir: Path | None = None
+) -> np.ndarray:
     """Base rows (those `keep` marks, or all) followed by `appended`, with at most one copy in memory.
 
     With nothing appended and nothing left out it is the base itself (memory-mapped from the snapshot):
@@ -330,10 +334,11 @@ def _stacked(base: np.ndarray, keep: np.ndarray | None, appended: np.ndarray) ->
     if int(np.prod(shape)) * base.dtype.itemsize <= _IN_MEMORY_BYTES:
         out = np.empty(shape, dtype=base.dtype)
     else:
-        # Beyond a GiB the copy goes to an unlinked temporary file: the page cache holds it and can write
-        # it back, where 10M float32 rows (15 GB) in anonymous memory beside the serving index overflow
-        # 24 GB (measured: killed by the OOM killer at a 10M checkpoint).
-        with tempfile.TemporaryFile(prefix="pairank-sealed-") as handle:
+        # Beyond a GiB the copy goes to an unlinked temporary file in `spill_dir` (the snapshot's disk,
+        # not a /tmp that may be RAM): the page cache holds it and can write it back, where 10M float32
+        # rows (15 GB) in anonymous memory beside the serving index overflow 24 GB (measured: killed by
+        # the OOM killer at a 10M checkpoint).
+        with tempfile.TemporaryFile(prefix="pairank-sealed-", dir=spill_dir) as handle:
             out = np.memmap(handle, dtype=base.dtype, mode="w+", shape=shape)
     position = 0
     for start in range(0, len(base), _STACK_CHUNK):

@@ -212,7 +212,7 @@ def test_a_checkpoint_reuses_the_mapped_rows_and_copies_a_chunk_at_a_time(
         assert np.shares_memory(sealed, index.base.vectors) and appended == 0 and alive.all()
     extra = normalize_rows(vectors(3, seed=4))
     index.apply([(30 + i, extra[i], 40 + i) for i in range(3)], deletes=[(i, 50 + i) for i in (0, 7, 8, 29)])
-    sealed, ids, alive, _, appended = index.sealed_rows(compact=True)
+    sealed, ids, alive, _, appended = index.sealed_rows(compact=True, spill_dir=tmp_path)
     assert isinstance(sealed, np.memmap)  # file-backed: the page cache, not the process, holds it
     live = [i for i in range(30) if i not in (0, 7, 8, 29)]
     assert ids.tolist() == [*live, 30, 31, 32] and appended == 3 and alive.all()
