@@ -55,6 +55,24 @@ def graph_operand(storage: str, dimension: int) -> GraphOperand:
     return GraphOperand(f"embedding::{kind}({d})", f"{kind}_cosine_ops", f"CAST(:q AS {kind}({d}))", "<=>")
 
 
+def search_statement(storage: str, dimension: int, rows: str, ef_search: int | None) -> str:
+    """The top `:k` (document_id, cosine) of `:q` over `rows` (a FROM ... WHERE clause): exact when
+    `ef_search` is None, else through the graph of `storage`."""
+    full = f"embedding::vector({int(dimension)})"
+    scored = f"SELECT document_id, 1 - ({full} <=> :q)"
+    if ef_search is None:  # exact (the caller turns index scans off): ties broken by id
+        return f"{scored} {rows} ORDER BY {full} <=> :q, document_id LIMIT :k"
+    if storage == "vector":
+        return f"{scored} {rows} ORDER BY {full} <=> :q LIMIT :k"
+    # A float16 or bit graph: its ef_search candidates are re-scored from the float32 rows, so scores
+    # stay exact cosines and the order among the candidates is the exact one.
+    graph = graph_operand(storage, dimension)
+    return (
+        f"{scored} FROM (SELECT document_id, embedding {rows} ORDER BY {graph.expression} {graph.distance} "
+        f"{graph.query} LIMIT {int(ef_search)}) candidates ORDER BY {full} <=> :q, document_id LIMIT :k"
+    )
+
+
 def index_name(corpus_id: int, space_id: int) -> str:
     """The partial HNSW index of a space (named by corpus too, so a deleted corpus's are found)."""
     return f"ix_dv_hnsw_c{int(corpus_id)}_s{int(space_id)}"

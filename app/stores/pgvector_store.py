@@ -96,8 +96,8 @@ class PgVectorStore(SpaceMaintenance):
         started = time.monotonic()
         if not space.ready:
             space = self._build(space, name, mark)
-        opened = PgCorpus(corpus_id, name, space, spec, self.sessions, settings=settings)
-        opened.storage = self._storage(name, spec)
+        storage = self._storage(name, spec)
+        opened = PgCorpus(corpus_id, name, space, spec, self.sessions, settings=settings, storage=storage)
         opened.lexical = open_lexical(self.root, self.sessions, corpus_id, name, mark, settings.language)
         self.catch_up(opened)
         with self.sessions() as session:

@@ -33,7 +33,7 @@ sys.path[:0] = [str(REPO), str(REPO / "benchmarks"), str(REPO / "benchmarks" / "
 from bench_common import command_line, latency_ms, machine  # noqa: E402
 from index_scale_parts import synthetic_vectors  # noqa: E402
 
-from app.db.vector_schema import graph_operand  # noqa: E402
+from app.db.vector_schema import graph_operand, search_statement  # noqa: E402
 
 DIMENSION, K, QUERIES = 384, 10, 200
 
@@ -53,17 +53,9 @@ def load(connection: psycopg.Connection, vectors: np.ndarray) -> None:
 
 
 def search_sql(storage: str, ef: int | None) -> str:
-    """The store's search statements (app/db/repositories/vectors.py) over the benchmark table."""
-    full = f"embedding::vector({DIMENSION})"
-    if ef is None or storage == "vector":
-        return f"SELECT document_id FROM document_vectors ORDER BY {full} <=> %(q)s LIMIT {K}"
-    graph = graph_operand(storage, DIMENSION)
-    query = graph.query.replace(":q", "%(q)s")
-    return (
-        f"SELECT document_id FROM (SELECT document_id, embedding FROM document_vectors ORDER BY "
-        f"{graph.expression} {graph.distance} {query} LIMIT {ef}) candidates ORDER BY {full} <=> %(q)s "
-        f"LIMIT {K}"
-    )
+    """The store's own search statement (`search_statement`) over the benchmark table, for psycopg."""
+    sql = search_statement(storage, DIMENSION, "FROM document_vectors", ef)
+    return sql.replace(":q", "%(q)s").replace(":k", str(K))
 
 
 def run_queries(

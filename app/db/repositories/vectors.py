@@ -17,7 +17,7 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from app.db.vector_schema import VALIDITY, graph_operand, index_name
+from app.db.vector_schema import VALIDITY, index_name, search_statement
 
 
 @dataclass(frozen=True)
@@ -200,27 +200,13 @@ class VectorRepository:
         self, space: Space, queries: np.ndarray, k: int, ef_search: int | None, storage: str = "vector"
     ) -> list[list[tuple[int, float]]]:
         """Top k (id, cosine) per query; through the space's HNSW graph when `ef_search` is given."""
-        full = f"embedding::vector({int(space.dimension)})"
         rows_of = f"FROM document_vectors WHERE space_id = {int(space.id)}"
         if ef_search is None:
             # Exact: a sequential scan of the space's rows, even where an HNSW index exists.
             self.session.execute(text("SET LOCAL enable_indexscan = off"))
-            order = f"ORDER BY {full} <=> :q, document_id LIMIT :k"
-            sql = f"SELECT document_id, 1 - ({full} <=> :q) {rows_of} {order}"
-        elif storage == "vector":
-            sql = f"SELECT document_id, 1 - ({full} <=> :q) {rows_of} ORDER BY {full} <=> :q LIMIT :k"
         else:
-            # A float16 or bit graph: its ef_search candidates are re-scored from the float32 rows, so
-            # scores stay exact cosines and the order among the candidates is the exact one.
-            graph = graph_operand(storage, space.dimension)
-            sql = (
-                f"SELECT document_id, 1 - ({full} <=> :q) FROM (SELECT document_id, embedding {rows_of} "
-                f"ORDER BY {graph.expression} {graph.distance} {graph.query} LIMIT {int(ef_search)}) "
-                "candidates "
-                f"ORDER BY {full} <=> :q, document_id LIMIT :k"
-            )
-        if ef_search is not None:
             self.session.execute(text(f"SET LOCAL hnsw.ef_search = {int(ef_search)}"))
+        sql = search_statement(storage, space.dimension, rows_of, ef_search)
         results = []
         for vector in np.asarray(queries, np.float32):
             rows = self.session.execute(text(sql), {"q": vector, "k": k})

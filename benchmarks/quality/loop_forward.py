@@ -1,0 +1,219 @@
+"""The retraining loop itself, forward in time, on PFCC-S: is the served ranking of later queries ever worse?
+
+Issue 42's "never worse" target. At each forward cut point of the shared PFCC-S train + dev pairs (the
+cuts of `forward_quality.py`: `evaluation.forward_splits`, 3 cuts after the first 40% of the queries,
+time order), a fresh `pairank serve` (SQLite, the default model and encoder backend, everything as
+shipped) gets all 10,369 claims in a `claim` corpus (its default ranking, hybrid a=0.2) and the judged
+pairs of every query before the cut, in time order. The later block's tweets are ranked through
+`POST /v1/corpora/claims/rank` (k=100, the corpus's default: what the desk is served), then
+`POST /admin/retrain` runs with **no options** (the defaults table, the forward cross-validated gate
+through the served pipeline, auto-activation), the activation it may queue is awaited, and the same
+tweets are ranked again. HasPositive@1 and MRR of the whole block and of its unseen queries (claims no
+earlier pair mentions), before and after, with the gate's report. "Never worse": after >= before at
+every cut (a refused model leaves the ranking as it was; an activated one must not lower it).
+
+    nice -n 10 .venv/bin/python benchmarks/quality/loop_forward.py [--data ../shared/data] [--only-cuts 0,1,2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from tqdm import tqdm
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE.parent / "serving"))
+from bench_common import command_line, machine, machine_name  # noqa: E402
+from serving import start  # noqa: E402
+
+from evaluation.datasets import BeirDataset  # noqa: E402
+from evaluation.forward_splits import ForwardSplit, forward_splits, unseen_queries  # noqa: E402
+from evaluation.judgements import judge_pairs  # noqa: E402
+from evaluation.metrics import evaluate_ranking  # noqa: E402
+from training.config import config_from_dict, load_raw_config  # noqa: E402
+from training.cross_validation import labelled_pairs  # noqa: E402
+
+sys.path.insert(0, str(HERE))
+from forward_cuts import rebased  # noqa: E402
+
+REPO = HERE.parents[1]
+OUTPUT = REPO / "benchmarks" / "loop_forward"
+ADMIN = {"X-API-Key": "bench-admin"}
+METRICS = ("HasPositive@1", "MRR")
+CORPUS = "claims"
+
+
+def dataset(data: Path) -> tuple[BeirDataset, list[str]]:
+    """Every judged PFCC-S pair (train + dev, claims as 'title text'), all claims; query ids in time order."""
+    raw = rebased(load_raw_config(str(REPO / "training" / "configs" / "pfcc_snopes.yaml")), data)
+    pairs, corpus = labelled_pairs(config_from_dict(raw))
+    judged = judge_pairs(pairs, corpus)
+    id_of = {text: qid for qid, text in judged.queries.items()}
+    return judged, [id_of[q] for q in dict.fromkeys(p.query for p in pairs)]
+
+
+def load(http: httpx.Client, judged: BeirDataset, split: ForwardSplit) -> int:
+    """The claim corpus with every claim, and the judged pairs of the queries before the cut, in order."""
+    http.post("/v1/corpora", json={"name": CORPUS, "kind": "claim"}).raise_for_status()
+    documents = [{"id": doc_id, "text": text[:2000]} for doc_id, text in judged.corpus.items()]
+    for offset in tqdm(range(0, len(documents), 500), desc="claims", unit="batch"):
+        batch = {"documents": documents[offset : offset + 500]}
+        http.post(f"/v1/corpora/{CORPUS}/documents", json=batch).raise_for_status()
+    pairs = [
+        {"query": judged.queries[q], "document_id": doc, "label": 1}
+        for q in split.train
+        for doc, grade in judged.qrels[q].items()
+        if grade >= 1
+    ]
+    for offset in range(0, len(pairs), 100):  # one request per 100: created_at keeps the time order
+        http.post(
+            f"/v1/corpora/{CORPUS}/pairs", json={"pairs": pairs[offset : offset + 100]}
+        ).raise_for_status()
+    return len(pairs)
+
+
+def served(http: httpx.Client, judged: BeirDataset, queries: list[str], unseen: list[str]) -> dict[str, Any]:
+    """The block ranked as the corpus serves it: metrics of all and of the unseen queries, the model."""
+    run: dict[str, dict[str, float]] = {}
+    answer: dict[str, Any] = {}
+    for query in tqdm(queries, desc="rank", unit="query"):
+        response = http.post(f"/v1/corpora/{CORPUS}/rank", json={"query": judged.queries[query], "k": 100})
+        response.raise_for_status()
+        answer = response.json()
+        run[query] = {hit["id"]: float(hit["score"]) for hit in answer["results"]}
+    scores = {}
+    for part, ids in (("all", queries), ("unseen", unseen)):
+        qrels = {q: judged.qrels[q] for q in ids}
+        report = evaluate_ranking(qrels, {q: run[q] for q in ids}, metrics=list(METRICS))
+        scores[part] = {name: round(value, 4) for name, value in report.means.items()}
+    return {**scores, "model": answer["model"], "ranking": answer.get("ranking")}
+
+
+def wait(http: httpx.Client, job_id: str, label: str, timeout: float) -> dict[str, Any]:
+    """Poll a job until it ends, printing its stage as it moves; the finished job."""
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        job: dict[str, Any] = http.get(f"/admin/jobs/{job_id}", headers=ADMIN).json()
+        progress = job.get("progress") or {}
+        seen = (job["status"], progress.get("stage"), progress.get("event"), progress.get("fold"))
+        if seen != last:
+            print(f"  {label}: {job['status']} {json.dumps(progress)[:160]}", flush=True)
+            last = seen
+        if job["status"] not in ("queued", "running"):
+            return job
+        time.sleep(5)
+    raise TimeoutError(f"{label} job {job_id} did not end in {timeout} s")
+
+
+def retrain(http: httpx.Client, options: dict[str, Any], timeout: float) -> dict[str, Any]:
+    """`POST /admin/retrain` with the corpus alone (every default unless `options`), then its activation."""
+    started = time.monotonic()
+    created = http.post("/admin/retrain", json={"corpus": CORPUS, **options}, headers=ADMIN)
+    created.raise_for_status()
+    job = wait(http, created.json()["job_id"], "retrain", timeout)
+    result = {"status": job["status"], "error": job.get("error"), "gate": job.get("gate"),
+              "params": job.get("params"), "model_version": job.get("model_version"),
+              "minutes": round((time.monotonic() - started) / 60, 1)}  # fmt: skip
+    if (job.get("gate") or {}).get("activation") == "queued":
+        jobs = http.get("/admin/jobs", headers=ADMIN).json()["jobs"]
+        activation = next(
+            j for j in jobs if j["kind"] == "activate" and j["params"].get("requested_by") == job["id"]
+        )
+        result["activation"] = wait(http, activation["id"], "activate", timeout)["status"]
+    return result
+
+
+def cut_row(
+    args: argparse.Namespace, judged: BeirDataset, number: int, split: ForwardSplit
+) -> dict[str, Any]:
+    """One cut point through a fresh server: before, the loop, after."""
+    unseen = unseen_queries(split, judged.qrels)
+    with tempfile.TemporaryDirectory(prefix=f"loop-cut{number}-") as folder:
+        port = 18700 + number
+        env = {"PAIRANK_ADMIN_API_KEY": ADMIN["X-API-Key"]}
+        process = start(env, Path(folder), port)
+        try:
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as http:
+                pairs = load(http, judged, split)
+                before = served(http, judged, list(split.validate), unseen)
+                loop = retrain(http, json.loads(args.options), args.timeout)
+                after = served(http, judged, list(split.validate), unseen)
+        finally:
+            process.terminate()
+            process.wait(60)
+    return {"cut": number, "first_validated": split.cut, "train_queries": len(split.train),
+            "train_pairs": pairs, "validate_queries": len(split.validate), "unseen_queries": len(unseen),
+            "before": before, "loop": loop, "after": after}  # fmt: skip
+
+
+def report(result: dict[str, Any]) -> str:
+    """The markdown page: one row per cut, before and after the loop, and the verdict."""
+    box = result["machine"]
+    lines = [
+        "# The retraining loop on PFCC-S, forward: never worse?",
+        "",
+        "Generated by `benchmarks/quality/loop_forward.py` (its docstring says what it does).",
+        f"Command: `{result['command']}`. Machine: {machine_name(box)}, {box['nproc']} cores, "
+        f"{box['memory_gib']} GiB, torch {box['torch']}, {box['date'][:10]}.",
+        "",
+        "| cut (train -> block) | gate (served ranking) | gate delta | activated "
+        "| HasPositive@1 before -> after | MRR before -> after | unseen HP@1 | job min |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in result["rows"]:
+        gate, b, a = row["loop"].get("gate") or {}, row["before"], row["after"]
+        lines.append(
+            f"| {row['cut']} ({row['train_queries']} -> {row['validate_queries']}) "
+            f"| {gate.get('protocol')} on {gate.get('ranking')} | {gate.get('delta', 0):+.4f} "
+            f"| {gate.get('activation')} "
+            f"| {b['all']['HasPositive@1']:.4f} -> {a['all']['HasPositive@1']:.4f} "
+            f"| {b['all']['MRR']:.4f} -> {a['all']['MRR']:.4f} "
+            f"| {b['unseen']['HasPositive@1']:.4f} -> {a['unseen']['HasPositive@1']:.4f} "
+            f"| {row['loop']['minutes']} |"
+        )
+    never_worse = all(r["after"]["all"][m] >= r["before"]["all"][m] for r in result["rows"] for m in METRICS)
+    lines += ["", f"**Never worse** (after >= before on both metrics at every cut): **{never_worse}**.", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the cuts asked for, merge their rows into the JSON and write the page."""
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
+    parser.add_argument("--cuts", type=int, default=3)
+    parser.add_argument("--min-train", type=float, default=0.4)
+    parser.add_argument("--only-cuts", default="", help="comma-separated cut numbers (default: all)")
+    parser.add_argument("--timeout", type=float, default=3 * 3600, help="seconds per job")
+    parser.add_argument(
+        "--options", default="{}", help="retrain request options (JSON; the measurement: none)"
+    )
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args(argv)
+    judged, ordered = dataset(args.data)
+    splits = forward_splits(ordered, args.cuts, args.min_train)
+    chosen = [int(c) for c in args.only_cuts.split(",") if c] or list(range(len(splits)))
+    path = args.output.with_suffix(".json")
+    result = json.loads(path.read_text()) if path.is_file() else {"rows": []}
+    for number in chosen:
+        row = cut_row(args, judged, number, splits[number])
+        rows = [r for r in result["rows"] if r["cut"] != number] + [row]
+        result.update(rows=sorted(rows, key=lambda r: r["cut"]), machine=machine(),
+                      command=command_line("quality/loop_forward.py", argv))  # fmt: skip
+        path.write_text(json.dumps(result, indent=1) + "\n")
+        args.output.with_suffix(".md").write_text(report(result))
+        print(json.dumps({k: row[k] for k in ("cut", "before", "after")}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
