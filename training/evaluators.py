@@ -79,10 +79,16 @@ class DevEvaluator(SentenceEvaluator):
         self.greater_is_better = True
 
     def __call__(
-        self, model: Any, output_path: str | None = None, epoch: int = -1, steps: int = -1
+        self,
+        model: Any,
+        output_path: str | None = None,
+        epoch: int = -1,
+        steps: int = -1,
+        encode: Any = None,
     ) -> dict[str, float]:
-        """Encode the dev texts with `model`; return the metrics (named as the evaluation module does)."""
-        encode = model_encoder(model, self.batch_size)
+        """Encode the dev texts with `model` (through `encode` where given: the base model's kept
+        vectors); return the metrics (named as the evaluation module does)."""
+        encode = encode or model_encoder(model, self.batch_size)
         if isinstance(self.data, BeirDataset):
             mode: Literal["retrieval", "rerank"] = "retrieval" if self.task == "retrieval" else "rerank"
             if self.ranking is None:

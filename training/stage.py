@@ -13,6 +13,7 @@ import torch
 from evaluation.datasets import read_texts
 from pairank import train_events
 from training import distributed as D
+from training.base_vectors import base_encoder
 from training.config import StageConfig
 from training.data import PairSet
 from training.evaluators import model_encoder
@@ -77,8 +78,10 @@ def train_stage(state: RunState, model: Any, pairs: PairSet, seed_run: int, seed
         mining_started = time.perf_counter()
         if hard is not None and (hard.remine == "epoch" or epoch == 1):
             # Rank 0 mines with the model as it is now; every rank trains on the same negatives.
+            # Before stage 0's first step the model is the base one: its kept vectors serve.
+            miner = base_encoder(encode, state.base_key) if s == 0 and epoch == 1 else encode
             mined = (
-                mine_hard_negatives(pairs, encode, hard, seed + epoch, extra_pool)
+                mine_hard_negatives(pairs, miner, hard, seed + epoch, extra_pool)
                 if state.dist.is_main
                 else None
             )

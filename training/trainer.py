@@ -20,6 +20,7 @@ import torch
 from pairank import train_events
 from pairank.models import ModelSpec, load_sentence_transformer, pick_device, resolve_model
 from training import distributed as D
+from training.base_vectors import base_encoder, base_key
 from training.config import TrainConfig, resolve_paths
 from training.data import PairSet, load_train_pairs, sample_negatives, split_by_query, with_view_pairs
 from training.evaluators import build_dev_evaluator, model_encoder
@@ -47,7 +48,8 @@ def _seed_run(state: RunState, spec: ModelSpec, pairs: PairSet, seed_run: int) -
     state.best_by_run[seed_run] = Best()
     if cfg.eval_before_training and state.evaluator is not None:
         if state.base_metrics is None:  # every seed run starts from the same weights: score them once
-            state.base_metrics, _, _ = state.evaluate(model)
+            encode = model_encoder(model, state.evaluator.batch_size)
+            state.base_metrics, _, _ = state.evaluate(model, base_encoder(encode, state.base_key))
         assert state.base_metrics is not None
         score = float(state.base_metrics[str(state.evaluator.primary_metric)])
         base = {
@@ -129,6 +131,7 @@ def _train(config: TrainConfig, output: Path | None, events: EventWriter, dist: 
     pairs, held_out = _load_pairs(config, spec, device)
     evaluator = build_dev_evaluator(config.dev, held_out)
     state = RunState(config, run, events, dist, device, evaluator)
+    state.base_key = base_key(spec.version if spec.weights_sha256 else spec.path, config.max_seq_length)
     per_seed = sum(
         steps_per_epoch(len(pairs), s.batch_size, dist.world_size) * s.epochs for s in config.stages
     )

@@ -7,11 +7,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
+from sentence_transformers import SentenceTransformer
 
 from tests.training.trainer_helpers import build_setup, tiny_raw_config
+from training import base_vectors, trainer
 from training.config import CVConfig, config_from_dict
 from training.cross_validation import labelled_pairs, run_cv
 from training.runs.folder import EventWriter
@@ -110,3 +113,34 @@ def test_cli_cv_argument(value: str, expected: tuple[str, int]) -> None:
     from training.cli import _cv_argument
 
     assert _cv_argument(value) == expected
+
+
+def test_the_base_models_vectors_are_encoded_once_per_job(
+    setup: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every fold scores its dev set and mines its hard negatives with the same base weights before its
+    first step: the texts another fold already encoded with them are not encoded again, and the folds'
+    numbers are those of a run that encodes everything."""
+    torch.set_num_threads(1)
+    raw = tiny_raw_config(setup, epochs=1)
+    raw["stages"][0]["hard_negatives"] = {"count": 1, "window": 5, "remine": "once"}
+    encoded: list[int] = []
+    plain = SentenceTransformer.encode
+
+    def counted(self: SentenceTransformer, sentences: Any, *args: Any, **kwargs: Any) -> Any:
+        encoded.append(len(sentences))
+        return plain(self, sentences, *args, **kwargs)
+
+    monkeypatch.setattr(SentenceTransformer, "encode", counted)
+    cv = CVConfig(folds=2, seeds=1, scheme="forward", min_train=0.5, final=False)
+    base_vectors.forget()
+    kept = run_cv(config_from_dict(raw), cv, tmp_path / "kept")
+    with_kept = sum(encoded)
+    encoded.clear()
+    monkeypatch.setattr(trainer, "base_key", lambda *_: "")  # no key: every fold encodes everything
+    fresh = run_cv(config_from_dict(raw), cv, tmp_path / "fresh")
+    assert with_kept < sum(encoded)
+    for setting, epochs in fresh["table"].items():
+        for epoch, value in epochs.items():
+            assert kept["table"][setting][epoch]["mean"] == pytest.approx(value["mean"], abs=1e-6)
+    base_vectors.forget()

@@ -51,18 +51,20 @@ class RunState:
     total_steps: int = 0
     done_steps: int = 0
     base_metrics: dict[str, float] | None = None
+    base_key: str = ""  # the untrained weights' key into training/base_vectors.py ("": none kept)
 
     def emit(self, event: str, **fields: Any) -> None:
         """A progress event (rank 0 only) with the overall fraction of optimizer steps done."""
         if self.dist.is_main:
             self.events.emit(event, **fields, progress=round(self.done_steps / max(1, self.total_steps), 4))
 
-    def evaluate(self, model: Any) -> tuple[dict[str, float] | None, float | None, float]:
-        """Score the dev set on rank 0 and share it with every rank: (metrics, primary value, seconds)."""
+    def evaluate(self, model: Any, encode: Any = None) -> tuple[dict[str, float] | None, float | None, float]:
+        """Score the dev set on rank 0 and share it with every rank: (metrics, primary value, seconds).
+        `encode`: the model's encoder where it is not the plain one (the base model's kept vectors)."""
         if self.evaluator is None:
             return None, None, 0.0
         started = time.perf_counter()
-        metrics = self.evaluator(model) if self.dist.is_main else None
+        metrics = self.evaluator(model, encode=encode) if self.dist.is_main else None
         metrics = D.broadcast_object(metrics)
         model.train()
         assert metrics is not None
