@@ -10,10 +10,13 @@ float16 copy of every row written anew with each generation.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import faiss
 
@@ -66,10 +69,33 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
         recall = round(recall_at_k(ann, index.spec, vectors, alive, refine_from=refine_from), 4)
     content = SnapshotContent(vectors, ids, alive, hwm, structure, index.spec.to_dict(), ann, recall, refine)
     generation = save_snapshot(folder, content, corpus, model)
+    rows, rebuilt = len(ids), ann is not None and not incremental
+    # The structure just written is a private copy (3.7 GB of IVF lists at 10M rows) that the index to
+    # serve maps from the file instead: drop it now and hand its pages back to the system, or glibc keeps
+    # them resident (measured: up to the copy's size stayed private after the checkpoint).
+    del content, ann, vectors, ids, alive
+    release_freed_memory()
     loaded = load_snapshot(folder, model)
     if loaded is None or loaded.base.source != generation:
         raise RuntimeError(f"the snapshot just written to {generation} could not be mapped")
-    return CheckpointResult(loaded, time.monotonic() - started, len(ids), ann is not None and not incremental)
+    return CheckpointResult(loaded, time.monotonic() - started, rows, rebuilt)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's malloc_trim, or None where the C library has none (musl, macOS)."""
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def release_freed_memory() -> None:
+    """Return the heap pages of freed C allocations to the system (glibc keeps them otherwise: blocks
+    below its mmap threshold, such as Faiss's IVF lists, come from a heap that shrinks only from its top)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def rebase(index: VectorIndex, snapshot: LoadedSnapshot) -> VectorIndex:
