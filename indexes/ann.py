@@ -135,8 +135,14 @@ def exact_top_k(
     """Row numbers of each query's exact top k by inner product among the live rows (-1 pads).
 
     A chunk of rows at a time: copying the live rows of a 10M snapshot to search them at once took
-    14 GB beside the serving index (the OOM killer ended that checkpoint).
+    14 GB beside the serving index (the OOM killer ended that checkpoint). Each chunk is one matrix
+    product (BLAS) and a partial sort: Faiss 1.15's `knn` takes its BLAS path only from 128,000 queries
+    up (`distance_compute_blas_threshold`), and the checkpoint's 200 recall queries spent 9 s per chunk
+    in its scalar loop (0.5 s as a product; benchmarks/index/exact_top_k.md).
     """
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    # A chunk's scores stay under ~256 MB however many queries there are.
+    chunk = max(1, min(chunk, (1 << 26) // max(1, len(queries))))
     best_scores = np.full((len(queries), k), -np.inf, np.float32)
     best_rows = np.full((len(queries), k), -1, np.int64)
     for start in range(0, len(vectors), chunk):
@@ -147,10 +153,12 @@ def exact_top_k(
             block, rows = block[kept], rows[kept]
         if not len(rows):
             continue
-        # Exact search over at least as many rows as asked for: every column found is a row.
-        scores, found = faiss.knn(
-            queries, np.ascontiguousarray(block), min(k, len(rows)), faiss.METRIC_INNER_PRODUCT
-        )
+        scores = queries @ block.T
+        if len(rows) > k:  # the chunk's k best per query, unordered; the merge below orders them
+            found = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+            scores = np.take_along_axis(scores, found, 1)
+        else:
+            found = np.broadcast_to(np.arange(len(rows)), scores.shape)
         merged_scores = np.concatenate([best_scores, scores], axis=1)
         merged_rows = np.concatenate([best_rows, rows[found]], axis=1)
         order = np.argsort(-merged_scores, axis=1, kind="stable")[:, :k]

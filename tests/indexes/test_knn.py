@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexes.ann import exact_top_k
 from indexes.knn import kmeans_assign, knn_search, l2_normalize
 
 
@@ -142,3 +143,31 @@ def test_module_is_a_torch_free_leaf() -> None:
         "assert not any(m == 'torch' or m.startswith('training') for m in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.integers(1, 60),
+    queries=st.integers(1, 5),
+    k=st.integers(1, 12),
+    chunk=st.integers(1, 70),
+    seed=st.integers(0, 2**16),
+)
+def test_exact_top_k_is_the_exact_order_over_live_rows_chunk_by_chunk(
+    rows: int, queries: int, k: int, chunk: int, seed: int
+) -> None:
+    """Whatever the chunking and the deleted rows: the live rows in exact inner-product order, -1 after."""
+    rng = np.random.default_rng(seed)
+    vectors = rng.normal(size=(rows, 8)).astype(np.float32)
+    asked = rng.normal(size=(queries, 8)).astype(np.float32)
+    alive = rng.random(rows) < 0.7
+    found = exact_top_k(asked, vectors, k, alive, chunk=chunk)
+    live = np.flatnonzero(alive)
+    assert found.shape == (queries, k)
+    for query, got in zip(asked, found, strict=True):
+        expected = np.sort(vectors[live] @ query)[::-1][:k]
+        kept = got[: len(expected)]
+        assert set(kept.tolist()) <= set(live.tolist()) and len(set(kept.tolist())) == len(expected)
+        # The same scores in the same order (rows whose scores tie within rounding may swap).
+        np.testing.assert_allclose(vectors[kept] @ query, expected, rtol=1e-5, atol=1e-5)
+        assert (got[len(expected) :] == -1).all()
