@@ -10,17 +10,15 @@ float16 copy of every row written anew with each generation.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import faiss
 
 from indexes.ann import build_ann, extend_ann, recall_at_k
+from indexes.memory import release_freed_memory
 from indexes.snapshot import LoadedSnapshot, ModelIdentity, SnapshotContent, load_snapshot, save_snapshot
 from indexes.vector_index import VectorIndex
 
@@ -79,23 +77,6 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
     if loaded is None or loaded.base.source != generation:
         raise RuntimeError(f"the snapshot just written to {generation} could not be mapped")
     return CheckpointResult(loaded, time.monotonic() - started, rows, rebuilt)
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    """glibc's malloc_trim, or None where the C library has none (musl, macOS)."""
-    try:
-        return ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-def release_freed_memory() -> None:
-    """Return the heap pages of freed C allocations to the system (glibc keeps them otherwise: blocks
-    below its mmap threshold, such as Faiss's IVF lists, come from a heap that shrinks only from its top)."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 def rebase(index: VectorIndex, snapshot: LoadedSnapshot) -> VectorIndex:

@@ -10,16 +10,19 @@ without a rebuild; this index keeps postings that a write updates in place (test
 checks its scores against bm25s's on the same corpus).
 
 Like the vector index it carries the change-log sequence number it has applied (`hwm`), is saved at
-checkpoints (`save`/`load`, model-independent, one folder per corpus) and replays the log after it.
+checkpoints (`save`/`load`, model-independent, one folder per corpus) and replays the log after it; and
+like it, a saved generation is served memory-mapped (indexes/lexical_base.py: postings by term as numpy
+arrays, about 10 bytes a posting, in the page cache) with only the documents written since it in Python
+structures (the delta). A removed or replaced base document is marked dead and its postings skipped.
+Scores do not depend on where a posting lives: each query token adds the base's and the delta's postings
+(no document is in both), and contributions are summed in query-token order.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import uuid
+import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,13 +32,14 @@ import numpy as np
 
 from indexes.analysis import Analyser
 from indexes.languages import MULTI
+from indexes.lexical_base import CURRENT, LexicalBase, merge, write_generation
+from indexes.memory import release_freed_memory
 from pairank.locks import SharedExclusiveLock
 
 __all__ = ["K1", "B", "Analyser", "LexicalIndex", "Matches"]
 
 K1, B = 1.5, 0.75
-FORMAT_VERSION = 1
-_CURRENT = "CURRENT"
+FORMAT_VERSION = 2  # 2: postings by term, memory-mapped (1: documents' terms, rebuilt on load)
 
 
 @dataclass(frozen=True)
@@ -80,21 +84,25 @@ def _best(ids: np.ndarray, values: np.ndarray, k: int) -> list[tuple[int, float]
 class LexicalIndex:
     """BM25 over documents addressed by database id, updated in place by upserts and deletes."""
 
-    def __init__(self, analyser: Analyser | None = None) -> None:
+    def __init__(self, analyser: Analyser | None = None, base: LexicalBase | None = None) -> None:
         self.analyser = analyser or Analyser()
         self.hwm = 0
+        self._base = base  # the saved generation, mapped (None: everything is in the delta)
+        # The delta: documents written since the base (or all of them, for an index never saved).
         self._terms: dict[int, Counter[str]] = {}  # doc id -> term frequencies
         self._lengths: dict[int, int] = {}
         self._postings: dict[str, dict[int, int]] = {}  # term -> {doc id: tf}
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # postings as arrays
-        self._total_length = 0
+        self._total_length = 0  # of the delta's documents (the base keeps its own)
+        self._touched: set[int] | None = None  # ids written while a save runs, kept beside its generation
         self._lock = SharedExclusiveLock()
+        self._saving = threading.Lock()
 
     def __len__(self) -> int:
-        return len(self._terms)
+        return len(self._terms) + (len(self._base) if self._base is not None else 0)
 
     def __contains__(self, doc_id: int) -> bool:
-        return doc_id in self._terms
+        return doc_id in self._terms or (self._base is not None and self._base.row_of(doc_id) is not None)
 
     def apply(
         self,
@@ -111,6 +119,9 @@ class LexicalIndex:
         own = languages if languages is not None and self.analyser.language == MULTI else {}
         tokenized = [(doc_id, Counter(self.analyser(text, own.get(doc_id)))) for doc_id, text in upserts]
         with self._lock.exclusive():
+            if self._touched is not None:
+                self._touched.update(deletes)
+                self._touched.update(doc_id for doc_id, _ in tokenized)
             for doc_id in deletes:
                 self._remove(doc_id)
             for doc_id, counts in tokenized:
@@ -130,7 +141,9 @@ class LexicalIndex:
 
     def _remove(self, doc_id: int) -> None:
         counts = self._terms.pop(doc_id, None)
-        if counts is None:
+        if counts is None:  # a delta document's base copy, if any, is already dead
+            if self._base is not None:
+                self._base.remove(doc_id)
             return
         self._total_length -= self._lengths.pop(doc_id)
         for term in counts:
@@ -144,28 +157,32 @@ class LexicalIndex:
         """BM25 of every document sharing a term with the query, as sorted arrays (one numpy pass per term);
         the query is analysed in `language` when named, else in the index's (`multi`: detected).
 
-        Each term's postings are kept as arrays, rebuilt after a write touches the term: a query over a
-        10,000-document corpus then costs a few array operations per term instead of a Python loop over
-        thousands of postings. Contributions are summed in query-token order, exactly as a per-document
-        running sum would (np.bincount adds in input order), so scores do not depend on the path.
+        Each delta term's postings are kept as arrays, rebuilt after a write touches the term, and the
+        base's are slices of its mapped arrays: a query costs a few array operations per term instead of a
+        Python loop over thousands of postings. Contributions are summed in query-token order, exactly as
+        a per-document running sum would (np.bincount adds in input order), so scores do not depend on
+        the path.
         """
         tokens = self.analyser(query, language)
         with self._lock.shared():
-            n = len(self._terms)
+            n = len(self)
             if n == 0:
                 return Matches.empty()
-            average = self._total_length / n
+            base_length = self._base.total_length if self._base is not None else 0
+            average = (self._total_length + base_length) / n
             parts_ids: list[np.ndarray] = []
             parts_scores: list[np.ndarray] = []
             for term in tokens:  # a repeated query token counts each time, as in bm25s
-                arrays = self._term_arrays(term)
-                if arrays is None:
-                    continue
-                ids, tfs, lengths = arrays
-                idf = math.log(1 + (n - len(ids) + 0.5) / (len(ids) + 0.5))
-                norm = K1 * (1 - B + B * lengths / average)
-                parts_ids.append(ids)
-                parts_scores.append(idf * tfs / (tfs + norm))
+                found = [self._term_arrays(term)]
+                if self._base is not None:
+                    found.append(self._base.postings(term))
+                parts = [arrays for arrays in found if arrays is not None]
+                df = sum(len(ids) for ids, _, _ in parts)
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                for ids, tfs, lengths in parts:  # no document is in both parts: its sum order holds
+                    norm = K1 * (1 - B + B * lengths / average)
+                    parts_ids.append(ids)
+                    parts_scores.append(idf * tfs / (tfs + norm))
         if not parts_ids:
             return Matches.empty()
         unique, inverse = np.unique(np.concatenate(parts_ids), return_inverse=True)
@@ -206,76 +223,59 @@ class LexicalIndex:
 
     # --- persistence ---------------------------------------------------------------------------------
     def save(self, folder: Path) -> Path:
-        """Write the index as a new generation in `folder` and make it current (atomic, like snapshots)."""
-        with self._lock.shared():
-            doc_ids = np.fromiter(self._terms.keys(), dtype=np.int64, count=len(self._terms))
-            vocabulary = sorted(self._postings)
-            term_number = {term: number for number, term in enumerate(vocabulary)}
-            pointers: list[int] = [0]
-            terms: list[int] = []
-            freqs: list[int] = []
-            for counts in self._terms.values():
-                terms.extend(term_number[t] for t in counts)
-                freqs.extend(counts.values())
-                pointers.append(len(terms))
-            hwm = self.hwm
-        folder.mkdir(parents=True, exist_ok=True)
-        name = f"gen-{hwm}-{uuid.uuid4().hex[:8]}"
-        tmp = folder / f".tmp-{name}"
-        pointer = folder / f".{_CURRENT}.{uuid.uuid4().hex[:8]}"
-        try:
-            tmp.mkdir()
-            np.save(tmp / "doc_ids.npy", doc_ids)
-            np.save(tmp / "pointers.npy", np.asarray(pointers, dtype=np.int64))
-            np.save(tmp / "terms.npy", np.asarray(terms, dtype=np.int32))
-            np.save(tmp / "freqs.npy", np.asarray(freqs, dtype=np.int32))
-            manifest = {"format_version": FORMAT_VERSION, "hwm": hwm, "analyser": self.analyser.describe()}
-            (tmp / "vocabulary.json").write_text(json.dumps(vocabulary, ensure_ascii=False))
-            (tmp / "manifest.json").write_text(json.dumps(manifest))
-            os.replace(tmp, folder / name)
-            pointer.write_text(name)
-            os.replace(pointer, folder / _CURRENT)
-        except BaseException:
-            # A full disk: nothing half-written stays behind; CURRENT still names the previous generation
-            # (the new one, if it was renamed into place, is removed with the next save's stale ones).
-            shutil.rmtree(tmp, ignore_errors=True)
-            pointer.unlink(missing_ok=True)
-            raise
-        for child in folder.iterdir():  # older generations: nobody maps these, they are read once
-            if child.is_dir() and child.name != name and not child.name.startswith(".tmp-"):
-                _remove_tree(child)
-        return folder / name
+        """Write base + delta as a new generation in `folder`, make it current (atomic, like snapshots) and
+        serve from it, mapped, with only the writes made during the save left in the delta."""
+        with self._saving:  # one save at a time: `_touched` follows one of them
+            with self._lock.shared():  # writes wait while the arrays are built (numpy, a chunk at a time)
+                arrays = merge(self._base, self._postings, self._lengths)
+                hwm = self.hwm
+                self._touched = set()
+            try:
+                manifest = {
+                    "format_version": FORMAT_VERSION,
+                    "hwm": hwm,
+                    "analyser": self.analyser.describe(),
+                }
+                generation = write_generation(folder, arrays, manifest)
+                del arrays
+                base = LexicalBase.open(generation)
+            except BaseException:
+                with self._lock.exclusive():
+                    self._touched = None
+                raise
+            with self._lock.exclusive():
+                self._rebase(base)
+        release_freed_memory()  # the delta's Python objects are gone: hand their heap back
+        return generation
+
+    def _rebase(self, base: LexicalBase) -> None:
+        """Serve `base` (what the delta held when it was saved) plus the writes made since (`_touched`)."""
+        touched, terms = self._touched or set(), self._terms
+        self._touched = None
+        self._base = base
+        self._terms, self._lengths, self._postings, self._arrays = {}, {}, {}, {}
+        self._total_length = 0
+        for doc_id in touched:
+            self._remove(doc_id)  # its saved state, if any, is stale
+            if doc_id in terms:
+                self._add(doc_id, terms[doc_id])
 
     @classmethod
     def load(cls, folder: Path, analyser: Analyser | None = None) -> LexicalIndex | None:
-        """The current generation in `folder`, or None when absent, unreadable or analysed otherwise (another
-        language, another analysis version)."""
+        """The current generation in `folder`, mapped, or None when absent, unreadable, of another format or
+        analysed otherwise (another language, another analysis version)."""
         index = cls(analyser)
-        try:
-            generation = folder / (folder / _CURRENT).read_text().strip()
-            manifest = json.loads((generation / "manifest.json").read_text())
-            if manifest.get("format_version") != FORMAT_VERSION or manifest.get("analyser") != (
-                index.analyser.describe()
-            ):
-                return None
-            vocabulary = json.loads((generation / "vocabulary.json").read_text())
-            doc_ids = np.load(generation / "doc_ids.npy")
-            pointers = np.load(generation / "pointers.npy")
-            terms = np.load(generation / "terms.npy")
-            freqs = np.load(generation / "freqs.npy")
-        except (OSError, ValueError, KeyError):
-            return None
-        for row, doc_id in enumerate(doc_ids.tolist()):
-            start, stop = int(pointers[row]), int(pointers[row + 1])
-            counts = Counter(
-                dict(zip((vocabulary[t] for t in terms[start:stop]), freqs[start:stop].tolist(), strict=True))
-            )
-            index._add(doc_id, counts)
-        index.hwm = int(manifest["hwm"])
-        return index
-
-
-def _remove_tree(path: Path) -> None:
-    for child in path.iterdir():
-        child.unlink()
-    path.rmdir()
+        for _ in range(2):  # a save elsewhere may remove the generation just read from CURRENT: read again
+            try:
+                generation = folder / (folder / CURRENT).read_text().strip()
+                manifest = json.loads((generation / "manifest.json").read_text())
+                if manifest.get("format_version") != FORMAT_VERSION or manifest.get("analyser") != (
+                    index.analyser.describe()
+                ):
+                    return None
+                index._base = LexicalBase.open(generation)
+                index.hwm = int(manifest["hwm"])
+                return index
+            except (OSError, ValueError, KeyError):
+                continue
+        return None
