@@ -1,5 +1,5 @@
-"""The BM25 index's memory and start-up: the previous in-memory index (HEAD's indexes/lexical.py, format 1)
-beside the mapped one (format 2), at the same documents (issue 41: ten million documents on 24 GB).
+"""The BM25 index's memory and start-up: the previous in-memory index (format 1: indexes/lexical.py at
+BASELINE) beside the mapped one (format 2), at the same documents (issue 41: ten million documents on 24 GB).
 
 Documents are the shared corpora's real texts (/work/shared/data/*/corpus.jsonl, about 34k), replicated
 to N with light changes: each copy's words shuffled and about one word in eight replaced by a word drawn
@@ -30,6 +30,9 @@ from bench_common import command_line, machine, percentile  # noqa: E402
 
 VARIANTS = ("old", "new")
 BATCH = 2048
+
+# The last commit whose LexicalIndex rebuilt every document's terms in memory on load (format 1).
+BASELINE = "372c9d1"
 
 
 def texts(count: int, seed: int = 0) -> list[str]:
@@ -65,13 +68,13 @@ def queries(count: int, seed: int = 1) -> list[str]:
 
 
 def index_class(variant: str, workdir: Path) -> Any:
-    """HEAD's LexicalIndex (written out from git) or the working tree's."""
+    """BASELINE's LexicalIndex (written out from git) or the working tree's."""
     if variant == "new":
         from indexes.lexical import LexicalIndex
 
         return LexicalIndex
     source = workdir / "lexical_old.py"
-    source.write_text(subprocess.run(["git", "show", "HEAD:indexes/lexical.py"], cwd=REPO, check=True,
+    source.write_text(subprocess.run(["git", "show", f"{BASELINE}:indexes/lexical.py"], cwd=REPO, check=True,
                                      capture_output=True, text=True).stdout)  # fmt: skip
     spec = importlib.util.spec_from_file_location("lexical_old", source)
     assert spec is not None and spec.loader is not None
@@ -167,7 +170,12 @@ def markdown(report: dict[str, Any]) -> str:
     rows = [("build (s)", "build_s"), ("save (s)", "save_s"), ("disk (MiB)", "disk_mib"),
             ("load, fresh process (s)", "load_s")]  # fmt: skip
     for docs, result in report["results"].items():
-        lines += [f"## {int(docs):,} documents", "", "| | old (HEAD) | new (mapped) |", "|---|---|---|"]
+        lines += [
+            f"## {int(docs):,} documents",
+            "",
+            f"| | old ({BASELINE}, in memory) | new (mapped) |",
+            "|---|---|---|",
+        ]
         for label, key in rows:
             lines.append(f"| {label} | {result['old'][key]} | {result['new'][key]} |")
         for when in ("memory_built", "memory_after_save", "memory_after_load", "memory_after_queries"):
