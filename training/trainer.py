@@ -82,7 +82,9 @@ def _device(config: TrainConfig, dist: D.DistInfo) -> torch.device:
     return torch.device(pick_device(None if config.device == "auto" else config.device))
 
 
-def _load_pairs(config: TrainConfig, spec: ModelSpec, device: torch.device) -> tuple[PairSet, PairSet | None]:
+def _load_pairs(
+    config: TrainConfig, spec: ModelSpec, device: torch.device, key: str
+) -> tuple[PairSet, PairSet | None]:
     """Training pairs (with sampled negatives when configured) and the held-out dev pairs (kind=split)."""
     pairs = load_train_pairs(config.data)
     held_out = None
@@ -92,7 +94,7 @@ def _load_pairs(config: TrainConfig, spec: ModelSpec, device: torch.device) -> t
         base = load_sentence_transformer(spec, device=str(device))
         if config.max_seq_length:
             base.max_seq_length = config.max_seq_length
-        encode = model_encoder(base, config.dev.encode_batch_size)
+        encode = base_encoder(model_encoder(base, config.dev.encode_batch_size), key)  # untrained weights
         pairs = sample_negatives(pairs, config.data.negatives, encode, bool(config.data.document_titles))
     return with_view_pairs(pairs, config.data, config.seed), held_out
 
@@ -128,10 +130,10 @@ def _train(config: TrainConfig, output: Path | None, events: EventWriter, dist: 
         run.write_config(copy.deepcopy(config))
         events.log_path = events.log_path or run.root / "events.jsonl"
     spec = resolve_model(config.base_model)
-    pairs, held_out = _load_pairs(config, spec, device)
+    key = base_key(spec.version if spec.weights_sha256 else spec.path, config.max_seq_length)
+    pairs, held_out = _load_pairs(config, spec, device, key)
     evaluator = build_dev_evaluator(config.dev, held_out)
-    state = RunState(config, run, events, dist, device, evaluator)
-    state.base_key = base_key(spec.version if spec.weights_sha256 else spec.path, config.max_seq_length)
+    state = RunState(config, run, events, dist, device, evaluator, base_key=key)
     per_seed = sum(
         steps_per_epoch(len(pairs), s.batch_size, dist.world_size) * s.epochs for s in config.stages
     )
