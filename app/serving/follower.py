@@ -48,23 +48,31 @@ class DatabaseFollower:
     def follow_once(self) -> None:
         """Switch to a newly activated model, then apply document changes past each index's mark (the
         registry and every corpus's mark and settings come from one transaction)."""
+        read_at = self.serving.generation()  # before the read: a swap after it makes the read stale
         with self.sessions() as session:
             active = ModelRepository(session).active()
             target = active.version if active is not None else None
             marks: list[CorpusMark] | None = CorpusRepository(session).marks()
-        if self._follow_registry(target):
+        if self.follow_registry(target, read_at):
             marks = None  # the new state was caught up by the swap; read them again
         state = self.serving.current()
         if state is not None:
             state.store.follow(marks)
 
-    def _follow_registry(self, target: str | None) -> bool:
+    def follow_registry(self, target: str | None, read_at: int) -> bool:
+        """Switch to `target`, the registry's active version as read after `read_at` swaps; True if done."""
         # The worker that ran an activation swaps and writes the registry; the others notice the
         # registry's new active version here and only switch (its snapshots are on disk by then; its
-        # files come from the artifact store when this machine has no verified copy).
+        # files come from the artifact store when this machine has no verified copy). A read older
+        # than this process's latest swap (its own worker's activation committed after it) is stale.
         current = self.serving.current()
-        if target is None or current is None or target == current.model_version or self.serving.swapping():
+        if target is None or current is None or target == current.model_version:
+            return False
+        if self.serving.swapping() or self.serving.generation() != read_at:
             return False
         log.info("registry's active model is %s: switching", target)
-        self.serving.swap(self.serving.build_state(self.serving.registry.spec(target)), activate=False)
-        return True
+        state = self.serving.build_state(self.serving.registry.spec(target))
+        if self.serving.swap(state, activate=False, unless_swapped_since=read_at):
+            return True
+        state.encoder.close()  # built for nothing: an activation swapped meanwhile; next tick re-reads
+        return False

@@ -60,6 +60,8 @@ class Serving:
         # Document writes hold it shared; a model swap holds it exclusively to catch up and switch.
         self.write_gate = SharedExclusiveLock()
         self._swap_lock = threading.Lock()
+        # Swaps made so far: a registry read taken before the latest swap is stale (see `swap`).
+        self._generation = 0
         # Registered versions other than the serving one, loaded for comparisons (`compare`).
         self.other_models = OtherModels(self.load_encoder)
         # Failed checkpoints (a full disk): reported by /ready and /metrics, retried with backoff.
@@ -102,6 +104,10 @@ class Serving:
         """True while a swap is under way (a follower then leaves the registry to it)."""
         return self._swap_lock.locked()
 
+    def generation(self) -> int:
+        """How many swaps this process has made (taken before reading the registry, see `swap`)."""
+        return self._generation
+
     def load_encoder(self, spec: ModelSpec) -> Encoder:
         """Load a model with the service's backend, device and batching settings."""
         settings = self.settings
@@ -132,13 +138,22 @@ class Serving:
         self._ready.set()
         log.info("ready: model %s", state.model_version)
 
-    def swap(self, new_state: ServingState, *, activate: bool = True) -> None:
-        """Make a fully built state the serving one, atomically for requests.
+    def swap(
+        self, new_state: ServingState, *, activate: bool = True, unless_swapped_since: int | None = None
+    ) -> bool:
+        """Make a fully built state the serving one, atomically for requests; False if refused.
 
         `activate` records it as the registry's active model: only the worker performing an activation
         does that; a follower switching to what the registry already says must not write it back.
+        `unless_swapped_since` (a follower's `generation()` from before its registry read) refuses the
+        swap when this process swapped since: that read may predate this process's own activation, and
+        following it would switch back to the model the activation just replaced.
         """
         with self._swap_lock, self.write_gate.exclusive():
+            if unless_swapped_since is not None and unless_swapped_since != self._generation:
+                log.info("not switching to %s: this process swapped since the registry was read",
+                         new_state.model_version)  # fmt: skip
+                return False
             # Writes made while the new indexes were being built: catch up before switching.
             new_state.store.follow()
             with transaction(self.sessions) as session:
@@ -147,6 +162,7 @@ class Serving:
                     repository.activate(new_state.model_version)
                     repository.record_encoder(new_state.model_version, new_state.encoder.describe())
             old, self._state = self._state, new_state
+            self._generation += 1
             self._ready.set()
         log.info("now serving model %s", new_state.model_version)
         if activate:
@@ -156,6 +172,7 @@ class Serving:
             retire = threading.Timer(_RETIRE_AFTER_SECONDS, old.encoder.close)
             retire.daemon = True
             retire.start()
+        return True
 
     def corpus_settings_changed(self, changes: SettingsChanges) -> None:
         """A commit of this process changed corpora's rankings or threshold: serve the new ones at once."""

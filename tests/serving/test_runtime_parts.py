@@ -76,3 +76,30 @@ def test_the_follower_applies_writes_and_activations_without_writing_the_registr
     with follower.sessions() as session:
         after = ModelRepository(session).active()
         assert after is not None and after.activated_at == activated_at
+
+
+def test_a_registry_read_taken_before_this_processs_own_activation_does_not_switch_back(
+    make_runtime: RuntimeFactory, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The follower read the registry (the old model), then this process's worker activated a new one:
+    that stale read must not swap the old model back in (it did: /ready named the old model right after
+    the activation job succeeded, until the next tick swapped again)."""
+    runtime = make_runtime()
+    serve(runtime)
+    before = runtime.serving.state().model_version
+    read_at = runtime.serving.generation()  # the follower's read of the registry: `before` is active
+    other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=12)
+    spec = resolve_model(str(other))
+    runtime.serving.registry.register(spec, str(other), "configured")
+    assert runtime.serving.swap(runtime.serving.build_state(spec))  # the worker's activation, meanwhile
+
+    assert not runtime.follower.follow_registry(before, read_at)
+    assert runtime.serving.state().model_version == spec.version
+    stale = runtime.serving.build_state(resolve_model(runtime.settings.model))
+    assert not runtime.serving.swap(stale, activate=False, unless_swapped_since=read_at)  # built, refused
+    assert runtime.serving.state().model_version == spec.version
+    runtime.follower.follow_once()  # a fresh read: the registry says the new model, nothing to do
+    assert runtime.serving.state().model_version == spec.version
+    with runtime.sessions() as session:
+        active = ModelRepository(session).active()
+        assert active is not None and active.version == spec.version
