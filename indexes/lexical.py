@@ -172,21 +172,33 @@ class LexicalIndex:
             average = (self._total_length + base_length) / n
             parts_ids: list[np.ndarray] = []
             parts_scores: list[np.ndarray] = []
-            for term in tokens:  # a repeated query token counts each time, as in bm25s
-                found = [self._term_arrays(term)]
-                if self._base is not None:
-                    found.append(self._base.postings(term))
-                parts = [arrays for arrays in found if arrays is not None]
-                df = sum(len(ids) for ids, _, _ in parts)
-                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-                for ids, tfs, lengths in parts:  # no document is in both parts: its sum order holds
-                    norm = K1 * (1 - B + B * lengths / average)
+            # A repeated query token counts each time, as in bm25s; its contributions are computed once.
+            contributions: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+            for term in tokens:
+                scored = contributions.get(term)
+                if scored is None:
+                    scored = contributions[term] = self._contributions(term, n, average)
+                for ids, values in scored:  # no document is in both parts: its sum order holds
                     parts_ids.append(ids)
-                    parts_scores.append(idf * tfs / (tfs + norm))
+                    parts_scores.append(values)
         if not parts_ids:
             return Matches.empty()
         unique, inverse = np.unique(np.concatenate(parts_ids), return_inverse=True)
         return Matches(unique, np.bincount(inverse, weights=np.concatenate(parts_scores)))
+
+    def _contributions(self, term: str, n: int, average: float) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(doc ids, BM25 term scores) of a term's delta and base postings (a shared lock held)."""
+        found = [self._term_arrays(term)]
+        if self._base is not None:
+            found.append(self._base.postings(term))
+        parts = [arrays for arrays in found if arrays is not None]
+        df = sum(len(ids) for ids, _, _ in parts)
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        scored = []
+        for ids, tfs, lengths in parts:
+            norm = K1 * (1 - B + B * lengths / average)
+            scored.append((ids, idf * tfs / (tfs + norm)))
+        return scored
 
     def _term_arrays(self, term: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(doc ids, term frequencies, document lengths) of a term's postings, cached until a write."""

@@ -36,6 +36,8 @@ def test_scores_equal_a_hand_computed_case() -> None:
     assert index.scores("cat") == pytest.approx(expected, rel=1e-12)
     assert index.search("the cat", 5) == [(2, pytest.approx(expected[2])), (1, pytest.approx(expected[1]))]
     assert index.scores("cat", [3, 1]) == pytest.approx({3: 0.0, 1: expected[1]})
+    twice = {doc: 2 * score for doc, score in expected.items()}  # a repeated query token counts twice
+    assert index.scores("cat dog cat") == pytest.approx({**twice, 1: twice[1] + index.scores("dog")[1]})
 
 
 def test_scores_equal_bm25s_lucene_with_stemming_and_stop_words() -> None:
@@ -46,7 +48,9 @@ def test_scores_equal_bm25s_lucene_with_stemming_and_stop_words() -> None:
     retriever.index(
         bm25s.tokenize(CLAIMS, stopwords="en", stemmer=stemmer, show_progress=False), show_progress=False
     )
-    for query in ("shark on the flooded highway", "coronavirus viral claims", "vaccines microchips gates"):
+    queries = ("shark on the flooded highway", "coronavirus viral claims", "vaccines microchips gates",
+               "viral coronavirus, the coronavirus")  # fmt: skip
+    for query in queries:
         tokens = bm25s.tokenize(
             [query], stopwords="en", stemmer=stemmer, show_progress=False, return_ids=False
         )[0]
