@@ -101,6 +101,10 @@ class LexicalIndex:
     def __len__(self) -> int:
         return len(self._terms) + (len(self._base) if self._base is not None else 0)
 
+    def delta_documents(self) -> int:
+        """Documents held in Python (written since the mapped generation): what a save would shrink."""
+        return len(self._terms)
+
     def __contains__(self, doc_id: int) -> bool:
         return doc_id in self._terms or (self._base is not None and self._base.row_of(doc_id) is not None)
 

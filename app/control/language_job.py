@@ -81,7 +81,7 @@ def run_language_change(service: ServiceContext, context: JobContext) -> Outcome
     with sessions() as session:
         corpus = require_corpus(session, name)
         corpus_id, mark = corpus.id, int(corpus.change_seq)
-    index = build_lexical(sessions, corpus_id, Analyser(language), mark)
+    index = build_lexical(sessions, corpus_id, Analyser(language), mark, root=service.settings.index_dir)
     catch_up_lexical(sessions, corpus_id, index)
     context.check_cancel()
     save_lexical(service.settings.index_dir, corpus_id, index)

@@ -27,6 +27,7 @@ from app.stores.port import CorpusVectors
 from indexes.analysis import Analyser
 from indexes.languages import MULTI
 from indexes.lexical import LexicalIndex
+from indexes.lexical_build import SPILL_EVERY, build_index
 from indexes.snapshot import corpus_dir
 
 log = logging.getLogger(__name__)
@@ -52,24 +53,30 @@ def open_lexical(
             "lexical index %s at %d is ahead of the database (%d): rebuilding", name, loaded.hwm, mark
         )
     started = time.monotonic()
-    index = build_lexical(sessions, corpus_id, analyser, mark)
+    index = build_lexical(sessions, corpus_id, analyser, mark, root=root)
     log.info("lexical index %s (%s): built from %d documents (%.1f s)", name, language, len(index),
              time.monotonic() - started)  # fmt: skip
     return index
 
 
 def build_lexical(
-    sessions: sessionmaker[Session], corpus_id: int, analyser: Analyser, mark: int
+    sessions: sessionmaker[Session],
+    corpus_id: int,
+    analyser: Analyser,
+    mark: int,
+    *,
+    root: Path | None = None,
+    spill_every: int = SPILL_EVERY,
+    batch_size: int = 2048,
 ) -> LexicalIndex:
-    """A fresh index of the corpus's documents at `mark` (changes after it are replayed by the caller)."""
-    index = LexicalIndex(analyser)
+    """A fresh index of the corpus's documents at `mark` (changes after it are replayed by the caller);
+    with `root` (the index dir) spilled to a mapped generation every `spill_every` documents."""
     with sessions() as session:
         corpus = CorpusRepository(session).get_by_id(corpus_id)
-        if corpus is not None:
-            # Read after `mark`: changes made since are in these texts or replayed from the log later.
-            for batch in DocumentLanguages(session, corpus).iter_lexical(batch_size=2048):
-                languages = {pk: language for pk, _, language in batch}
-                index.apply([(pk, text) for pk, text, _ in batch], languages=languages)
+        # Read after `mark`: changes made since are in these texts or replayed from the log later.
+        batches = DocumentLanguages(session, corpus).iter_lexical(batch_size) if corpus is not None else []
+        scratch = corpus_dir(root, corpus_id) if root is not None else None
+        index = build_index(batches, analyser, scratch=scratch, spill_every=spill_every)
     index.hwm = mark
     return index
 

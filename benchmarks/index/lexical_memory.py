@@ -20,6 +20,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,21 +38,24 @@ BASELINE = "372c9d1"
 
 def texts(count: int, seed: int = 0) -> list[str]:
     """`count` realistic short texts: the shared corpora's, replicated with shuffled and swapped words."""
+    return list(iter_texts(count, seed))
+
+
+def iter_texts(count: int, seed: int = 0) -> Iterator[str]:
+    """The texts of `texts`, one at a time (a build's memory is then the index's, not the list's)."""
     originals: list[str] = []
     for path in sorted(Path("/work/shared/data").glob("*/corpus.jsonl")):
         with path.open() as handle:
             originals.extend(json.loads(line)["text"] for line in handle)
     words = [w for text in originals for w in text.split()]  # drawn by their frequency: Zipf as in text
     rng = random.Random(seed)
-    out = []
     for i in range(count):
         tokens = originals[i % len(originals)].split()[:60]
         if i >= len(originals):
             rng.shuffle(tokens)
             for j in range(0, len(tokens), 8):
                 tokens[j] = rng.choice(words)
-        out.append(" ".join(tokens))
-    return out
+        yield " ".join(tokens)
 
 
 def queries(count: int, seed: int = 1) -> list[str]:
