@@ -7,6 +7,8 @@ import os
 import random
 from pathlib import Path
 
+import pytest
+
 from app.db.repositories.corpora import CorpusRepository
 from app.stores.lexical_store import build_lexical
 from app.usecases.corpora import CorpusService
@@ -19,6 +21,7 @@ WORDS = ["shark", "highway", "flood", "vaccine", "moon", "bleach", "router", "ca
 QUERIES = ["shark on the flooded highway", "moon moon bleach", "router tower flight plastic", "unknown"]
 
 
+@pytest.mark.usefixtures("faiss_only")  # the Faiss store's BM25 files; the pgvector store keeps none
 def test_a_spilling_build_scores_like_one_held_in_memory_and_leaves_no_folder(
     make_runtime: RuntimeFactory, tmp_path: Path
 ) -> None:
