@@ -95,6 +95,8 @@ class LexicalIndex:
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # postings as arrays
         self._total_length = 0  # of the delta's documents (the base keeps its own)
         self._touched: set[int] | None = None  # ids written while a save runs, kept beside its generation
+        self._writes = 0  # applies that changed something: a save with none since the last is skipped
+        self._saved: tuple[tuple[Path, int, int], Path] | None = None  # (folder, hwm, writes), generation
         self._lock = SharedExclusiveLock()
         self._saving = threading.Lock()
 
@@ -123,6 +125,7 @@ class LexicalIndex:
         own = languages if languages is not None and self.analyser.language == MULTI else {}
         tokenized = [(doc_id, Counter(self.analyser(text, own.get(doc_id)))) for doc_id, text in upserts]
         with self._lock.exclusive():
+            self._writes += 1 if deletes or tokenized else 0
             if self._touched is not None:
                 self._touched.update(deletes)
                 self._touched.update(doc_id for doc_id, _ in tokenized)
@@ -240,9 +243,13 @@ class LexicalIndex:
     # --- persistence ---------------------------------------------------------------------------------
     def save(self, folder: Path) -> Path:
         """Write base + delta as a new generation in `folder`, make it current (atomic, like snapshots) and
-        serve from it, mapped, with only the writes made during the save left in the delta."""
+        serve from it, mapped, with only the writes made during the save left in the delta; nothing is
+        written when `folder`'s current generation is this index, unchanged since."""
         with self._saving:  # one save at a time: `_touched` follows one of them
             with self._lock.shared():  # writes wait while the arrays are built (numpy, a chunk at a time)
+                state = (folder.resolve(), self.hwm, self._writes)
+                if self._saved is not None and self._saved[0] == state:
+                    return self._saved[1]
                 arrays = merge(self._base, self._postings, self._lengths)
                 hwm = self.hwm
                 self._touched = set()
@@ -261,6 +268,7 @@ class LexicalIndex:
                 raise
             with self._lock.exclusive():
                 self._rebase(base)
+                self._saved = (state, generation)
         release_freed_memory()  # the delta's Python objects are gone: hand their heap back
         return generation
 
@@ -291,6 +299,7 @@ class LexicalIndex:
                     return None
                 index._base = LexicalBase.open(generation)
                 index.hwm = int(manifest["hwm"])
+                index._saved = ((folder.resolve(), index.hwm, 0), generation)
                 return index
             except (OSError, ValueError, KeyError):
                 continue

@@ -3,11 +3,14 @@ generation every so many documents (issue 41: a fresh replica rebuilding ten mil
 
 from __future__ import annotations
 
-import os
+import contextlib
+import fcntl
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import IO
 
 from indexes.analysis import Analyser
 from indexes.lexical import LexicalIndex
@@ -16,6 +19,8 @@ from indexes.lexical import LexicalIndex
 # (seconds per million documents): benchmarks/lexical_build.md measures both.
 SPILL_EVERY = 1_000_000
 BUILD_PREFIX = ".lexical-build-"
+_LOCK = ".lock"
+_UNLOCKED_GRACE_SECONDS = 600.0  # a folder without its lock yet: just created, or left by a crash
 
 
 def build_index(
@@ -29,37 +34,51 @@ def build_index(
     `spill_every` documents.
 
     The generations go to a folder of `scratch` private to this build (never loaded as a snapshot: the
-    build is not complete) that is removed at the end; its last generation stays mapped (an unlinked
-    file lives while mapped) until the caller's first save replaces it."""
+    build is not complete), locked while the build runs and removed at the end; its last generation
+    stays mapped (an unlinked file lives while mapped) until the caller saves the index elsewhere."""
     index = LexicalIndex(analyser)
-    folder = _build_folder(scratch) if scratch is not None else None
-    try:
+    with contextlib.ExitStack() as stack:
+        folder: Path | None = None
         for batch in batches:
             languages = {doc_id: language for doc_id, _, language in batch}
             index.apply([(doc_id, text) for doc_id, text, _ in batch], languages=languages)
-            if folder is not None and index.delta_documents() >= spill_every:
+            if scratch is not None and index.delta_documents() >= spill_every:
+                folder = folder or stack.enter_context(_build_folder(scratch))
                 index.save(folder)
-    finally:
-        if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
     return index
 
 
-def _build_folder(scratch: Path) -> Path:
-    """A new private folder for a build's generations; those of builds whose process is gone are removed."""
+def sweep_builds(scratch: Path) -> int:
+    """Remove the folders of builds that are over (their process died mid-build); returns how many."""
+    removed = 0
+    for folder in scratch.glob(f"{BUILD_PREFIX}*"):
+        lock = folder / _LOCK
+        if not lock.exists():
+            with contextlib.suppress(OSError):
+                if time.time() - folder.stat().st_mtime > _UNLOCKED_GRACE_SECONDS:
+                    shutil.rmtree(folder, ignore_errors=True)
+                    removed += 1
+            continue
+        try:
+            with open(lock, "a") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held by a live build: it raises
+                shutil.rmtree(folder, ignore_errors=True)
+                removed += 1
+        except (BlockingIOError, FileNotFoundError):
+            continue
+    return removed
+
+
+@contextlib.contextmanager
+def _build_folder(scratch: Path) -> Iterator[Path]:
+    """A new folder for one build's generations, locked (flock: released by the kernel if the process
+    dies, so a sweep can tell a live build from a dead one on any host sharing the disk) and removed."""
     scratch.mkdir(parents=True, exist_ok=True)
-    for stale in scratch.glob(f"{BUILD_PREFIX}*"):
-        pid = stale.name[len(BUILD_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
-            shutil.rmtree(stale, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"{BUILD_PREFIX}{os.getpid()}-", dir=scratch))
-
-
-def _alive(pid: int) -> bool:
+    folder = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=scratch))
+    handle: IO[str] = open(folder / _LOCK, "w")  # noqa: SIM115 - held for the whole build
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        handle.close()

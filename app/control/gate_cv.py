@@ -14,6 +14,10 @@ ranks later claims no better (benchmarks/forward.md); the gate asks what a desk 
 model ranks the queries it will see next better. The gain is the mean over cut points of the paired
 difference; the noise band is two standard errors of that mean; the spread (their standard deviation)
 is reported beside the gain.
+
+Cross-validation costs K fold trainings before the final one (3.2 times the pairs at K = 5), so `auto`
+keeps it for corpora whose folds train within CV_MAX_PAIR_EPOCHS; larger ones have dev sets of
+hundreds of pairs, and their gate is the dev set's (a request's `always` still cross-validates).
 """
 
 from __future__ import annotations
@@ -28,6 +32,11 @@ CV_BELOW_DEV_QUERIES = 200  # fewer dev queries than this: the gate cross-valida
 CV_FOLDS = 5  # forward cut points
 MIN_QUERIES_PER_BLOCK = 2  # a validation block of fewer queries says nothing about later ones
 FORWARD_MIN_TRAIN = 0.4  # the share of the queries before the first cut point
+# The most training (pairs x epochs, over the K fold models) that `auto` still cross-validates. On 2 CPU
+# cores a pair-epoch costs 0.12-0.15 s (SemEval CQA-A answers, 90 tokens, batch 30; benchmarks/forward.md
+# "The loop on an answer corpus"): 20,000 is about 45 minutes of folds. PFCC-S's 800 claim pairs (3
+# epochs: 7,700) cross-validate; CQA-A's 6,000 answer pairs (5 epochs: 96,000, about 4 hours) do not.
+CV_MAX_PAIR_EPOCHS = 20_000
 
 
 def dev_queries(pairs: Sequence[JudgedPair]) -> int:
@@ -35,14 +44,27 @@ def dev_queries(pairs: Sequence[JudgedPair]) -> int:
     return len({p.query for p in pairs if p.label > 0})
 
 
-def gate_folds(setting: str, folds: int, dev: Sequence[JudgedPair], everything: Sequence[JudgedPair]) -> int:
+def fold_training_share(folds: int) -> float:
+    """The fold models' training pairs, as a share of all pairs: the sum of the K cut points' shares."""
+    return sum(FORWARD_MIN_TRAIN + k * (1 - FORWARD_MIN_TRAIN) / folds for k in range(folds))
+
+
+def gate_folds(
+    setting: str, folds: int, dev: Sequence[JudgedPair], everything: Sequence[JudgedPair], epochs: int = 1
+) -> int:
     """The fold count of a cross-validated gate, or 0 for the dev-set gate.
 
     `setting`: `always`, `never`, or `auto` (cross-validate when the dev set has fewer than
-    CV_BELOW_DEV_QUERIES queries). Either way, each of the K blocks after the first FORWARD_MIN_TRAIN
-    of the queries needs MIN_QUERIES_PER_BLOCK queries with a positive document.
+    CV_BELOW_DEV_QUERIES queries and the folds' `epochs` over their pairs stay within
+    CV_MAX_PAIR_EPOCHS). Either way, each of the K blocks after the first FORWARD_MIN_TRAIN of the
+    queries needs MIN_QUERIES_PER_BLOCK queries with a positive document.
     """
-    if setting == "never" or (setting == "auto" and dev_queries(dev) >= CV_BELOW_DEV_QUERIES):
+    if setting == "never":
+        return 0
+    if setting == "auto" and (
+        dev_queries(dev) >= CV_BELOW_DEV_QUERIES
+        or fold_training_share(folds) * len(everything) * epochs > CV_MAX_PAIR_EPOCHS
+    ):
         return 0
     validated = dev_queries(everything) * (1 - FORWARD_MIN_TRAIN)
     return folds if validated >= folds * MIN_QUERIES_PER_BLOCK else 0

@@ -48,13 +48,13 @@ class DatabaseFollower:
     def follow_once(self) -> None:
         """Switch to a newly activated model, then apply document changes past each index's mark (the
         registry and every corpus's mark and settings come from one transaction)."""
-        read_at = self.serving.generation()  # before the read: a swap after it makes the read stale
+        read_at = self.serving.swaps()  # before the read: a swap after it makes the read stale
         with self.sessions() as session:
             active = ModelRepository(session).active()
             target = active.version if active is not None else None
             marks: list[CorpusMark] | None = CorpusRepository(session).marks()
-        if self.follow_registry(target, read_at):
-            marks = None  # the new state was caught up by the swap; read them again
+        if self.follow_registry(target, read_at) or self.serving.swaps() != read_at:
+            marks = None  # a swap caught the new state up (and the marks read may predate it): read again
         state = self.serving.current()
         if state is not None:
             state.store.follow(marks)
@@ -68,11 +68,14 @@ class DatabaseFollower:
         current = self.serving.current()
         if target is None or current is None or target == current.model_version:
             return False
-        if self.serving.swapping() or self.serving.generation() != read_at:
+        if self.serving.swapping() or self.serving.swaps() != read_at:
             return False
         log.info("registry's active model is %s: switching", target)
         state = self.serving.build_state(self.serving.registry.spec(target))
-        if self.serving.swap(state, activate=False, unless_swapped_since=read_at):
-            return True
-        state.encoder.close()  # built for nothing: an activation swapped meanwhile; next tick re-reads
-        return False
+        swapped = False
+        try:
+            swapped = self.serving.swap(state, activate=False, unless_swapped_since=read_at)
+        finally:
+            if not swapped:  # refused (an activation swapped meanwhile; next tick re-reads) or failed
+                state.encoder.close()
+        return swapped

@@ -61,7 +61,7 @@ class Serving:
         self.write_gate = SharedExclusiveLock()
         self._swap_lock = threading.Lock()
         # Swaps made so far: a registry read taken before the latest swap is stale (see `swap`).
-        self._generation = 0
+        self._swaps = 0
         # Registered versions other than the serving one, loaded for comparisons (`compare`).
         self.other_models = OtherModels(self.load_encoder)
         # Failed checkpoints (a full disk): reported by /ready and /metrics, retried with backoff.
@@ -104,9 +104,9 @@ class Serving:
         """True while a swap is under way (a follower then leaves the registry to it)."""
         return self._swap_lock.locked()
 
-    def generation(self) -> int:
+    def swaps(self) -> int:
         """How many swaps this process has made (taken before reading the registry, see `swap`)."""
-        return self._generation
+        return self._swaps
 
     def load_encoder(self, spec: ModelSpec) -> Encoder:
         """Load a model with the service's backend, device and batching settings."""
@@ -145,25 +145,26 @@ class Serving:
 
         `activate` records it as the registry's active model: only the worker performing an activation
         does that; a follower switching to what the registry already says must not write it back.
-        `unless_swapped_since` (a follower's `generation()` from before its registry read) refuses the
+        `unless_swapped_since` (a follower's `swaps()` from before its registry read) refuses the
         swap when this process swapped since: that read may predate this process's own activation, and
         following it would switch back to the model the activation just replaced.
         """
-        with self._swap_lock, self.write_gate.exclusive():
-            if unless_swapped_since is not None and unless_swapped_since != self._generation:
+        with self._swap_lock:
+            if unless_swapped_since is not None and unless_swapped_since != self._swaps:
                 log.info("not switching to %s: this process swapped since the registry was read",
                          new_state.model_version)  # fmt: skip
-                return False
-            # Writes made while the new indexes were being built: catch up before switching.
-            new_state.store.follow()
-            with transaction(self.sessions) as session:
-                repository = ModelRepository(session)
-                if activate:
-                    repository.activate(new_state.model_version)
-                    repository.record_encoder(new_state.model_version, new_state.encoder.describe())
-            old, self._state = self._state, new_state
-            self._generation += 1
-            self._ready.set()
+                return False  # refused before the write gate: document writes never wait for it
+            with self.write_gate.exclusive():
+                # Writes made while the new indexes were being built: catch up before switching.
+                new_state.store.follow()
+                with transaction(self.sessions) as session:
+                    repository = ModelRepository(session)
+                    if activate:
+                        repository.activate(new_state.model_version)
+                        repository.record_encoder(new_state.model_version, new_state.encoder.describe())
+                old, self._state = self._state, new_state
+                self._swaps += 1
+                self._ready.set()
         log.info("now serving model %s", new_state.model_version)
         if activate:
             new_state.store.activated(old.model_version if old is not None else None)

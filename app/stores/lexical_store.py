@@ -14,7 +14,7 @@ import fcntl
 import logging
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from app.stores.port import CorpusVectors
 from indexes.analysis import Analyser
 from indexes.languages import MULTI
 from indexes.lexical import LexicalIndex
-from indexes.lexical_build import SPILL_EVERY, build_index
+from indexes.lexical_build import SPILL_EVERY, build_index, sweep_builds
 from indexes.snapshot import corpus_dir
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,9 @@ def lexical_folder(root: Path, corpus_id: int, language: str = "en") -> Path:
 def open_lexical(
     root: Path, sessions: sessionmaker[Session], corpus_id: int, name: str, mark: int, language: str = "en"
 ) -> LexicalIndex:
-    """The saved index when it is usable at `mark` (the caller replays the log after it), else a build."""
+    """The saved index when it is usable at `mark` (the caller replays the log after it), else a build,
+    saved at once (the next start maps it, whatever the vector store checkpoints)."""
+    sweep_builds(corpus_dir(root, corpus_id))  # builds that died here, at start-up or on a rebuild
     analyser = Analyser(language)
     loaded = LexicalIndex.load(lexical_folder(root, corpus_id, language), analyser)
     if loaded is not None and loaded.hwm <= mark:
@@ -56,6 +58,7 @@ def open_lexical(
     index = build_lexical(sessions, corpus_id, analyser, mark, root=root)
     log.info("lexical index %s (%s): built from %d documents (%.1f s)", name, language, len(index),
              time.monotonic() - started)  # fmt: skip
+    save_lexical(root, corpus_id, index)
     return index
 
 
@@ -71,14 +74,29 @@ def build_lexical(
 ) -> LexicalIndex:
     """A fresh index of the corpus's documents at `mark` (changes after it are replayed by the caller);
     with `root` (the index dir) spilled to a mapped generation every `spill_every` documents."""
-    with sessions() as session:
-        corpus = CorpusRepository(session).get_by_id(corpus_id)
-        # Read after `mark`: changes made since are in these texts or replayed from the log later.
-        batches = DocumentLanguages(session, corpus).iter_lexical(batch_size) if corpus is not None else []
-        scratch = corpus_dir(root, corpus_id) if root is not None else None
-        index = build_index(batches, analyser, scratch=scratch, spill_every=spill_every)
+    scratch = corpus_dir(root, corpus_id) if root is not None else None
+    index = build_index(
+        _pages(sessions, corpus_id, batch_size), analyser, scratch=scratch, spill_every=spill_every
+    )
     index.hwm = mark
     return index
+
+
+def _pages(
+    sessions: sessionmaker[Session], corpus_id: int, batch_size: int
+) -> Iterator[list[tuple[int, str, str | None]]]:
+    # A short session per page: a build (its spills' merges included) never holds one read transaction
+    # open, which would keep SQLite's WAL from being checkpointed and PostgreSQL's vacuum back. Pages read
+    # after `mark` are consistent with it: whatever changed since is replayed from the log afterwards.
+    after = 0
+    while True:
+        with sessions() as session:
+            corpus = CorpusRepository(session).get_by_id(corpus_id)
+            page = DocumentLanguages(session, corpus).page_lexical(after, batch_size) if corpus else []
+        if not page:
+            return
+        after = page[-1][0]
+        yield page
 
 
 def save_lexical(root: Path, corpus_id: int, index: LexicalIndex) -> None:

@@ -158,7 +158,7 @@ class RetrainService:
             )
         if not any(p.label > 0 for p in dev):
             raise ConflictError("dev: the dev set has no positive pair to evaluate the gate on", "dev")
-        folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev])
+        folds = gate_cv.gate_folds(params.cross_validation, params.folds, dev, [*train, *dev], params.epochs)
         params = dataclasses.replace(params, cv_folds=folds)
         job_id = str(uuid.uuid4())
         shown = {k: v for k, v in request.shown().items() if v is not None}

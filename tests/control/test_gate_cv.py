@@ -10,7 +10,13 @@ import numpy as np
 import pytest
 
 from app.control.gate import GATE_SOURCE, GateDataset, mode_report, offline_candidates
-from app.control.gate_cv import CV_BELOW_DEV_QUERIES, cross_validated_gate, gate_folds
+from app.control.gate_cv import (
+    CV_BELOW_DEV_QUERIES,
+    CV_MAX_PAIR_EPOCHS,
+    cross_validated_gate,
+    fold_training_share,
+    gate_folds,
+)
 from app.control.pair_export import ExportedPair
 from app.search.ranking_setting import ranking_record
 from evaluation.judgements import judge_pairs
@@ -36,6 +42,14 @@ def test_auto_cross_validates_only_a_small_dev_set_with_enough_later_queries() -
     # 12 validated queries hold 2 per block for 6 cut points but not for 7: no cross-validation.
     assert gate_folds("always", 6, small_dev, everything) == 6
     assert gate_folds("always", 7, small_dev, everything) == 0
+    # A corpus whose folds would train past the budget gets the dev-set gate unless a request insists.
+    many = pairs_about(100, 20)  # 2,000 pairs: 6,400 fold pairs, 32,000 pair-epochs at 5 epochs
+    assert (
+        fold_training_share(5) * len(many) * 5 > CV_MAX_PAIR_EPOCHS >= fold_training_share(5) * len(many) * 3
+    )
+    assert gate_folds("auto", 5, small_dev, many, epochs=5) == 0
+    assert gate_folds("auto", 5, small_dev, many, epochs=3) == 5
+    assert gate_folds("always", 5, small_dev, many, epochs=5) == 5
     # Only queries with a positive document count.
     negatives = [ExportedPair(f"n {i}", "document 0", 0.0) for i in range(40)]
     assert gate_folds("always", 2, small_dev, pairs_about(1, 3) + negatives) == 0

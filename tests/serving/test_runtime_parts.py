@@ -87,7 +87,7 @@ def test_a_registry_read_taken_before_this_processs_own_activation_does_not_swit
     runtime = make_runtime()
     serve(runtime)
     before = runtime.serving.state().model_version
-    read_at = runtime.serving.generation()  # the follower's read of the registry: `before` is active
+    read_at = runtime.serving.swaps()  # the follower's read of the registry: `before` is active
     other = build_tiny_model(tmp_path_factory.mktemp("other"), seed=12)
     spec = resolve_model(str(other))
     runtime.serving.registry.register(spec, str(other), "configured")
@@ -97,6 +97,7 @@ def test_a_registry_read_taken_before_this_processs_own_activation_does_not_swit
     assert runtime.serving.state().model_version == spec.version
     stale = runtime.serving.build_state(resolve_model(runtime.settings.model))
     assert not runtime.serving.swap(stale, activate=False, unless_swapped_since=read_at)  # built, refused
+    stale.encoder.close()
     assert runtime.serving.state().model_version == spec.version
     runtime.follower.follow_once()  # a fresh read: the registry says the new model, nothing to do
     assert runtime.serving.state().model_version == spec.version

@@ -1,18 +1,20 @@
 """A corpus's first BM25 build hands what it has read to a mapped generation every so many documents, so
-a large corpus is never held whole in Python, and scores exactly as a build that kept everything."""
+a large corpus is never held whole in Python, and scores exactly as a build that kept everything; the
+build is saved at once, and the folders of builds that died are swept."""
 
 from __future__ import annotations
 
-import os
+import fcntl
 import random
 from pathlib import Path
 
-import pytest
-
 from app.db.repositories.corpora import CorpusRepository
-from app.stores.lexical_store import build_lexical
+from app.serving.runtime import Runtime
+from app.stores.lexical_store import build_lexical, lexical_folder, open_lexical
 from app.usecases.corpora import CorpusService
 from indexes.analysis import Analyser
+from indexes.lexical import LexicalIndex
+from indexes.lexical_build import BUILD_PREFIX
 from indexes.snapshot import corpus_dir
 from tests.helpers.runtime import RuntimeFactory, serve
 
@@ -21,37 +23,62 @@ WORDS = ["shark", "highway", "flood", "vaccine", "moon", "bleach", "router", "ca
 QUERIES = ["shark on the flooded highway", "moon moon bleach", "router tower flight plastic", "unknown"]
 
 
-@pytest.mark.usefixtures("faiss_only")  # the Faiss store's BM25 files; the pgvector store keeps none
-def test_a_spilling_build_scores_like_one_held_in_memory_and_leaves_no_folder(
-    make_runtime: RuntimeFactory, tmp_path: Path
-) -> None:
-    runtime = make_runtime()
-    serve(runtime)
+def corpus_of(runtime: Runtime, documents: int) -> tuple[int, int]:
+    """A corpus `big` of random texts (one deleted): its database id and change mark."""
     service = CorpusService(runtime)
     service.create_corpus("big", "claim", None)
-    texts = [(f"d{i}", " ".join(random.Random(i).choices(WORDS, k=6)), None, False) for i in range(320)]
+    texts = [(f"d{i}", " ".join(random.Random(i).choices(WORDS, k=6)), None, False) for i in range(documents)]
     service.upsert_documents("big", texts)
     service.delete_document("big", "d7")
     with runtime.sessions() as session:
         corpus = CorpusRepository(session).get("big")
         assert corpus is not None
-        corpus_id, mark = corpus.id, int(corpus.change_seq)
-    scratch = corpus_dir(tmp_path / "indexes", corpus_id)
-    stale = scratch / ".lexical-build-999999999-x"  # a build whose process died
-    stale.mkdir(parents=True)
-    live = scratch / f".lexical-build-{os.getpid()}-y"  # a build still running (this process)
-    live.mkdir()
+        return corpus.id, int(corpus.change_seq)
 
+
+def test_a_spilling_build_scores_like_one_held_in_memory_and_leaves_no_folder(
+    make_runtime: RuntimeFactory, tmp_path: Path
+) -> None:
+    runtime = make_runtime()
+    serve(runtime)
+    corpus_id, mark = corpus_of(runtime, 320)
     held = build_lexical(runtime.sessions, corpus_id, Analyser("en"), mark, batch_size=50)
     spilled = build_lexical(
-        runtime.sessions, corpus_id, Analyser("en"), mark, root=tmp_path / "indexes", spill_every=100,
-        batch_size=50,
-    )  # fmt: skip
-
+        runtime.sessions, corpus_id, Analyser("en"), mark, root=tmp_path, spill_every=100, batch_size=50
+    )
     assert len(spilled) == len(held) == 319 and spilled.hwm == held.hwm == mark
     assert held.delta_documents() == 319
     assert spilled.delta_documents() < 100  # the rest is in the mapped generation
     for query in QUERIES:
         assert spilled.scores(query) == held.scores(query)  # the same sums, in the same order
         assert spilled.search(query, 10) == held.search(query, 10)
-    assert sorted(p.name for p in scratch.iterdir()) == [live.name]  # its own folder and the stale one gone
+    assert list(corpus_dir(tmp_path, corpus_id).iterdir()) == []  # its private folder is gone
+
+
+def test_a_build_is_saved_at_once_and_dead_builds_are_swept(
+    make_runtime: RuntimeFactory, tmp_path: Path
+) -> None:
+    runtime = make_runtime()
+    serve(runtime)
+    corpus_id, mark = corpus_of(runtime, 60)
+    scratch = corpus_dir(tmp_path, corpus_id)
+    dead, live, new = (scratch / f"{BUILD_PREFIX}{name}" for name in ("dead", "live", "new"))
+    for folder in (dead, live, new):
+        folder.mkdir(parents=True)
+    (dead / ".lock").touch()  # its process died: nobody holds the lock
+    (live / ".lock").touch()
+    with open(live / ".lock") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # a build running in another process
+        built = open_lexical(tmp_path, runtime.sessions, corpus_id, "big", mark)
+        assert sorted(p.name for p in scratch.iterdir() if p.name.startswith(BUILD_PREFIX)) == [
+            live.name,
+            new.name,
+        ]
+    loaded = LexicalIndex.load(lexical_folder(tmp_path, corpus_id), Analyser("en"))
+    assert loaded is not None and loaded.hwm == mark and len(loaded) == len(built) == 59
+    for query in QUERIES:
+        assert loaded.search(query, 10) == built.search(query, 10)
+    generation = built.save(lexical_folder(tmp_path, corpus_id))
+    assert built.save(lexical_folder(tmp_path, corpus_id)) == generation  # unchanged: nothing written
+    built.apply([(10**6, "shark shark")])
+    assert built.save(lexical_folder(tmp_path, corpus_id)) != generation

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -17,20 +17,15 @@ class DocumentLanguages:
         self.session = session
         self.corpus = corpus
 
-    def iter_lexical(self, batch_size: int = 1000) -> Iterator[list[tuple[int, str, str | None]]]:
-        """All (database id, text, own language) of the corpus in batches, in id order (keyset paging)."""
-        last_id = 0
-        while True:
-            rows = self.session.execute(
-                select(Document.id, Document.text, Document.language)
-                .where(Document.corpus_id == self.corpus.id, Document.id > last_id)
-                .order_by(Document.id)
-                .limit(batch_size)
-            ).all()
-            if not rows:
-                return
-            last_id = int(rows[-1][0])
-            yield [(int(pk), str(text), language) for pk, text, language in rows]
+    def page_lexical(self, after: int, limit: int) -> list[tuple[int, str, str | None]]:
+        """Up to `limit` (database id, text, own language) of the corpus with ids above `after`, in order."""
+        rows = self.session.execute(
+            select(Document.id, Document.text, Document.language)
+            .where(Document.corpus_id == self.corpus.id, Document.id > after)
+            .order_by(Document.id)
+            .limit(limit)
+        ).all()
+        return [(int(pk), str(text), language) for pk, text, language in rows]
 
     def of(self, ids: Sequence[int]) -> dict[int, str | None]:
         """Database id -> own language of the given documents (missing ids are absent)."""
