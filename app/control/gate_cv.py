@@ -33,9 +33,10 @@ CV_FOLDS = 5  # forward cut points
 MIN_QUERIES_PER_BLOCK = 2  # a validation block of fewer queries says nothing about later ones
 FORWARD_MIN_TRAIN = 0.4  # the share of the queries before the first cut point
 # The most training (pairs x epochs, over the K fold models) that `auto` still cross-validates. On 2 CPU
-# cores a pair-epoch costs 0.12-0.15 s (SemEval CQA-A answers, 90 tokens, batch 30; benchmarks/forward.md
-# "The loop on an answer corpus"): 20,000 is about 45 minutes of folds. PFCC-S's 800 claim pairs (3
-# epochs: 7,700) cross-validate; CQA-A's 6,000 answer pairs (5 epochs: 96,000, about 4 hours) do not.
+# cores a pair-epoch costs about 0.11 s (SemEval CQA-A answers, 90 tokens, batch 30: 3.3 s a step;
+# benchmarks/forward.md "The loop on an answer corpus"): 20,000 is about 40 minutes of folds. PFCC-S's
+# 800 claim pairs (3 epochs: 7,700) cross-validate; CQA-A's 6,000 answer pairs (5 epochs: 96,000, about
+# 3 hours of folds) do not.
 CV_MAX_PAIR_EPOCHS = 20_000
 
 

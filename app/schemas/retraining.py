@@ -136,8 +136,9 @@ class RetrainRequest(RequestModel):
         None,
         description="Gate by cross-validation forward in time over all the corpus's pairs instead of the dev "
         "set (each of K blocks of later queries scored by a model trained on the earlier ones): `auto` "
-        "(default) when the dev set has fewer than 200 queries and the pairs hold at least 2 judged "
-        "queries per block; only when the base model is the active one.",
+        "(default) when the dev set has fewer than 200 queries, the fold models' training stays within "
+        "20,000 pair-epochs (a few thousand pairs: larger corpora have dev sets of hundreds of pairs) and "
+        "the pairs hold at least 2 judged queries per block; only when the base model is the active one.",
     )
     folds: int | None = Field(
         None, ge=2, le=10, description="Forward blocks (cut points) of a cross-validated gate (default 5)."

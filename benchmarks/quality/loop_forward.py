@@ -212,7 +212,8 @@ def report(result: dict[str, Any], loop: LoopData = DATASETS["pfcc"]) -> str:
         moved = " | ".join(f"{b['all'][m]:.4f} -> {a['all'][m]:.4f}" for m in metrics)
         lines.append(
             f"| {row['cut']} ({row['train_queries']} -> {row['validate_queries']}) | {row['train_pairs']} "
-            f"| {gate.get('protocol')} on {gate.get('ranking')} | {gate.get('delta', 0):+.4f} "
+            f"| {gate.get('protocol')} on {gate.get('ranking') or gate.get('active_ranking')} "
+            f"| {gate.get('delta', 0):+.4f} "
             f"| {gate.get('activation')} | {moved} "
             f"| {b['unseen'][metrics[0]]:.4f} -> {a['unseen'][metrics[0]]:.4f} "
             f"| {row['loop']['minutes']} |"
