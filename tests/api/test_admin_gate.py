@@ -91,6 +91,8 @@ def test_retraining_with_hard_negatives_mined_from_the_corpus(admin: TestClient)
     assert [r["mining_seconds"] > 0 for r in history if r["epoch_index"] > 0] == [True]
 
 
+# Which settings a job resolves is the database's business nowhere: one database keeps the suite short.
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 @pytest.mark.parametrize(("extra", "mined"), [({}, True), ({"hard_negatives": None}, False)])
 def test_claim_corpora_mine_hard_negatives_by_default(admin: TestClient, extra: dict, mined: bool) -> None:
     body = {**FAST, "cross_validation": "never", "auto_activate": False, **extra}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.api.conftest import ClientFactory
 from tests.api.test_admin import KEY, finished, wait_job
 from tests.helpers.tiny_model import MULTILINGUAL_CORPUS
@@ -17,6 +19,8 @@ PAIRS = [
 ]  # fmt: skip
 
 
+# Both databases; the pgvector store's re-encoding on activation is test_admin.py's retrain-activate test.
+@pytest.mark.parametrize("database_url", ["sqlite", "postgresql"], indirect=True)
 def test_retraining_a_multilingual_model(make_client: ClientFactory, multilingual_model_dir: Path) -> None:
     client = make_client(admin_api_key="s3cret", model=str(multilingual_model_dir))
     created = client.post("/v1/corpora", json={"name": "claims", "kind": "claim", "language": "multi"})
