@@ -23,8 +23,11 @@ WORDS = ["shark", "highway", "flood", "vaccine", "moon", "bleach", "router", "ca
 QUERIES = ["shark on the flooded highway", "moon moon bleach", "router tower flight plastic", "unknown"]
 
 
-def corpus_of(runtime: Runtime, documents: int) -> tuple[int, int]:
-    """A corpus `big` of random texts (one deleted): its database id and change mark."""
+def served_corpus(make_runtime: RuntimeFactory, documents: int) -> tuple[Runtime, int, int]:
+    """A serving runtime with a corpus `big` of random texts (one deleted): the runtime, the corpus's
+    database id and change mark."""
+    runtime = make_runtime()
+    serve(runtime)
     service = CorpusService(runtime)
     service.create_corpus("big", "claim", None)
     texts = [(f"d{i}", " ".join(random.Random(i).choices(WORDS, k=6)), None, False) for i in range(documents)]
@@ -33,15 +36,13 @@ def corpus_of(runtime: Runtime, documents: int) -> tuple[int, int]:
     with runtime.sessions() as session:
         corpus = CorpusRepository(session).get("big")
         assert corpus is not None
-        return corpus.id, int(corpus.change_seq)
+        return runtime, corpus.id, int(corpus.change_seq)
 
 
 def test_a_spilling_build_scores_like_one_held_in_memory_and_leaves_no_folder(
     make_runtime: RuntimeFactory, tmp_path: Path
 ) -> None:
-    runtime = make_runtime()
-    serve(runtime)
-    corpus_id, mark = corpus_of(runtime, 320)
+    runtime, corpus_id, mark = served_corpus(make_runtime, 320)
     held = build_lexical(runtime.sessions, corpus_id, Analyser("en"), mark, batch_size=50)
     spilled = build_lexical(
         runtime.sessions, corpus_id, Analyser("en"), mark, root=tmp_path, spill_every=100, batch_size=50
@@ -58,9 +59,7 @@ def test_a_spilling_build_scores_like_one_held_in_memory_and_leaves_no_folder(
 def test_a_build_is_saved_at_once_and_dead_builds_are_swept(
     make_runtime: RuntimeFactory, tmp_path: Path
 ) -> None:
-    runtime = make_runtime()
-    serve(runtime)
-    corpus_id, mark = corpus_of(runtime, 60)
+    runtime, corpus_id, mark = served_corpus(make_runtime, 60)
     scratch = corpus_dir(tmp_path, corpus_id)
     dead, live, new = (scratch / f"{BUILD_PREFIX}{name}" for name in ("dead", "live", "new"))
     for folder in (dead, live, new):
