@@ -76,7 +76,6 @@ DATASETS = {
         "SemEval-2016 CQA-A (an answer corpus), forward: the gain and the job's time",
     ),
 }  # fmt: skip
-METRICS = DATASETS["pfcc"].metrics
 
 
 def dataset(data: Path, config: str = "pfcc_snopes") -> tuple[BeirDataset, list[str]]:
