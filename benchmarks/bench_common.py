@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,3 +75,18 @@ def latency_ms(values: Sequence[float]) -> dict[str, float]:
 def median(values: Sequence[float]) -> float:
     """The median, NaN for no values."""
     return statistics.median(values) if values else float("nan")
+
+
+def fresh_call(folder: Path, module: str, function: str, *args: Any) -> dict[str, Any]:
+    """`module.function(*args)` in a fresh interpreter (its memory peak is its own); its JSON result.
+
+    The arguments travel as their repr (numbers, strings, None, paths); the call's stdout line
+    `RESULT{json}` carries the result back, whatever else the call prints.
+    """
+    call = ", ".join(repr(arg) for arg in args)
+    code = (f"import sys, json; from pathlib import PosixPath; sys.path.insert(0, {str(folder)!r}); "
+            f"import {module} as m; print('RESULT' + json.dumps(m.{function}({call})))")  # fmt: skip
+    repo = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=repo, check=True, capture_output=True, text=True)
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))
+    return dict(json.loads(line[len("RESULT") :]))

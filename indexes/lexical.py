@@ -59,7 +59,13 @@ class Matches:
 
     def best(self, k: int) -> list[tuple[int, float]]:
         """The k best (id, score), best first (ties by id)."""
-        return _best(self.ids, self.scores, k)
+        ids, values = self.ids, self.scores
+        if 0 < k < len(values):  # sort only the k best and those tied with the k-th, not every match
+            kth = np.partition(-values, k - 1)[k - 1]
+            keep = np.flatnonzero(-values <= kth)
+            ids, values = ids[keep], values[keep]
+        order = np.lexsort((ids, -values))[:k]
+        return [(int(ids[i]), float(values[i])) for i in order]
 
     def of(self, doc_ids: Iterable[int]) -> dict[int, float]:
         """The score of each given id (0 for one that matches no query term)."""
@@ -68,17 +74,6 @@ class Matches:
         hit = (self.ids[places] == wanted) if len(self.ids) else np.zeros(len(wanted), bool)
         values = np.where(hit, self.scores[places] if len(self.ids) else 0.0, 0.0)
         return dict(zip(wanted.tolist(), values.tolist(), strict=True))
-
-
-def _best(ids: np.ndarray, values: np.ndarray, k: int) -> list[tuple[int, float]]:
-    if not len(ids):
-        return []
-    if 0 < k < len(values):  # sort only the k best and those tied with the k-th, not every match
-        kth = np.partition(-values, k - 1)[k - 1]
-        keep = np.flatnonzero(-values <= kth)
-        ids, values = ids[keep], values[keep]
-    order = np.lexsort((ids, -values))[:k]
-    return [(int(ids[i]), float(values[i])) for i in order]
 
 
 class LexicalIndex:
@@ -233,13 +228,6 @@ class LexicalIndex:
         """The k best (id, score), best first (ties by id); documents without a query term never appear."""
         return self.match(query, language).best(k)
 
-    @staticmethod
-    def best(found: dict[int, float], k: int) -> list[tuple[int, float]]:
-        """The k best of a `scores` answer, best first (ties by id)."""
-        ids = np.fromiter(found.keys(), dtype=np.int64, count=len(found))
-        values = np.fromiter(found.values(), dtype=np.float64, count=len(found))
-        return _best(ids, values, k)
-
     # --- persistence ---------------------------------------------------------------------------------
     def save(self, folder: Path) -> Path:
         """Write base + delta as a new generation in `folder`, make it current (atomic, like snapshots) and
@@ -254,11 +242,8 @@ class LexicalIndex:
                 hwm = self.hwm
                 self._touched = set()
             try:
-                manifest = {
-                    "format_version": FORMAT_VERSION,
-                    "hwm": hwm,
-                    "analyser": self.analyser.describe(),
-                }
+                described = self.analyser.describe()
+                manifest = {"format_version": FORMAT_VERSION, "hwm": hwm, "analyser": described}
                 generation = write_generation(folder, arrays, manifest)
                 del arrays
                 base = LexicalBase.open(generation)

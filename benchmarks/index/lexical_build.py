@@ -18,7 +18,6 @@ import argparse
 import itertools
 import json
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+HERE = REPO / "benchmarks" / "index"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "benchmarks" / "index"))
-from bench_common import command_line, machine  # noqa: E402
+from bench_common import command_line, fresh_call, machine  # noqa: E402
 from lexical_memory import BATCH, iter_texts, memory, queries  # noqa: E402
 
 VARIANTS = {"held (before)": None, "spill every 1M": 1_000_000, "spill every 250k (default)": 250_000}
@@ -61,16 +61,6 @@ def build(spill_every: int | None, docs: int, count: int) -> dict[str, Any]:
     return {"documents": len(index), "build_s": round(seconds, 1), "memory_before": before,
             "peak_rss_mib": round(peak, 1), "peak_above_start_mib": round(peak - start_peak, 1),
             "memory_after": after, "delta_documents": index.delta_documents(), "top10": tops}  # fmt: skip
-
-
-def child(spill_every: int | None, docs: int, count: int) -> dict[str, Any]:
-    """One variant in a fresh interpreter (its peak is its own)."""
-    code = (f"import sys, json; sys.path.insert(0, {str(REPO / 'benchmarks' / 'index')!r}); "
-            f"import lexical_build as m; r = m.build({spill_every!r}, {docs}, {count}); "
-            "print('RESULT' + json.dumps(r))")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True)
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))
-    return dict(json.loads(line[len("RESULT") :]))
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -111,7 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
     for docs in args.docs:
-        rows = {name: child(spill, docs, args.queries) for name, spill in VARIANTS.items()}
+        rows = {name: fresh_call(HERE, "lexical_build", "build", spill, docs, args.queries)
+                for name, spill in VARIANTS.items()}  # fmt: skip
         held = rows["held (before)"]["top10"]
         for name, row in rows.items():
             row["identical_top10"] = row.pop("top10") == held

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+HERE = REPO / "benchmarks" / "index"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_common import command_line, machine, percentile  # noqa: E402
+from bench_common import command_line, fresh_call, machine, percentile  # noqa: E402
 
 VARIANTS = ("old", "new")
 BATCH = 2048
@@ -139,25 +140,13 @@ def serve(variant: str, workdir: Path, count: int) -> dict[str, Any]:
             "query_p95_ms": round(1000 * percentile(latencies, 0.95), 2), "top10": tops}  # fmt: skip
 
 
-def child(step: str, variant: str, docs: int, workdir: Path, count: int) -> dict[str, Any]:
-    """Run one step in a fresh interpreter (its memory is the variant's alone) and return its result."""
-    code = (f"import sys, json; sys.path.insert(0, {str(REPO / 'benchmarks' / 'index')!r}); "
-            f"import lexical_memory as m; from pathlib import Path; "
-            f"r = m.{step}({variant!r}, " + (f"{docs}, " if step == "build" else "")
-            + f"Path({str(workdir)!r})" + (f", {count}" if step == "serve" else "")
-            + "); print('RESULT' + json.dumps(r))")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, capture_output=True, text=True)
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))
-    return dict(json.loads(line[len("RESULT") :]))
-
-
 def run(docs: int, workdir: Path, count: int) -> dict[str, Any]:
     """Both variants at `docs` documents, and whether their top-10 scores agree exactly."""
     results: dict[str, Any] = {}
     for variant in VARIANTS:
         (workdir / variant).mkdir(parents=True, exist_ok=True)
-        results[variant] = child("build", variant, docs, workdir, count)
-        results[variant].update(child("serve", variant, docs, workdir, count))
+        results[variant] = fresh_call(HERE, "lexical_memory", "build", variant, docs, workdir)
+        results[variant].update(fresh_call(HERE, "lexical_memory", "serve", variant, workdir, count))
         print(variant, docs, {k: v for k, v in results[variant].items() if k != "top10"}, flush=True)
     old, new = results["old"].pop("top10"), results["new"].pop("top10")
     results["identical_top10"] = old == new

@@ -6,13 +6,14 @@ import math
 from pathlib import Path
 
 import bm25s
+import numpy as np
 import pytest
 import Stemmer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexes.analysis import Analyser
-from indexes.lexical import LexicalIndex
+from indexes.lexical import LexicalIndex, Matches
 
 CLAIMS = [
     "Sharks were photographed swimming on a flooded highway after the hurricane.",
@@ -149,4 +150,6 @@ def test_any_sequence_of_writes_and_restarts_equals_a_fresh_build(ops: list[tupl
 def test_best_equals_a_full_sort_with_ties_by_id(found: dict[int, float], k: int) -> None:
     """The partial sort keeps exactly what sorting every match by (-score, id) keeps."""
     expected = sorted(found.items(), key=lambda item: (-item[1], item[0]))[:k]
-    assert LexicalIndex.best(found, k) == expected
+    ids = sorted(found)
+    matches = Matches(np.array(ids, np.int64), np.array([found[i] for i in ids], np.float64))
+    assert matches.best(k) == expected
