@@ -32,7 +32,7 @@ import numpy as np
 
 from indexes.analysis import Analyser
 from indexes.languages import MULTI
-from indexes.lexical_base import CURRENT, LexicalBase, merge, write_generation
+from indexes.lexical_base import CURRENT, LexicalBase, publish_generation, stage_generation
 from indexes.memory import release_freed_memory
 from pairank.locks import SharedExclusiveLock
 
@@ -234,18 +234,17 @@ class LexicalIndex:
         serve from it, mapped, with only the writes made during the save left in the delta; nothing is
         written when `folder`'s current generation is this index, unchanged since."""
         with self._saving:  # one save at a time: `_touched` follows one of them
-            with self._lock.shared():  # writes wait while the arrays are built (numpy, a chunk at a time)
+            with self._lock.shared():  # writes wait while the arrays are written (a chunk at a time)
                 state = (folder.resolve(), self.hwm, self._writes)
                 if self._saved is not None and self._saved[0] == state:
                     return self._saved[1]
-                arrays = merge(self._base, self._postings, self._lengths)
+                staged = stage_generation(folder, self._base, self._postings, self._lengths)
                 hwm = self.hwm
                 self._touched = set()
             try:
                 described = self.analyser.describe()
                 manifest = {"format_version": FORMAT_VERSION, "hwm": hwm, "analyser": described}
-                generation = write_generation(folder, arrays, manifest)
-                del arrays
+                generation = publish_generation(folder, staged, manifest)
                 base = LexicalBase.open(generation)
             except BaseException:
                 with self._lock.exclusive():

@@ -25,11 +25,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ARRAYS", "CURRENT", "LexicalBase", "merge", "write_generation"]
+from indexes.npy_append import NpyAppender
+
+__all__ = ["ARRAYS", "CURRENT", "LexicalBase", "publish_generation", "stage_generation"]
 
 CURRENT = "CURRENT"
 ARRAYS = ("ids", "lengths", "vocabulary", "offsets", "pointers", "rows", "tfs")
-_CHUNK_POSTINGS = 1 << 22  # a save sorts this many postings at a time: its memory is the arrays', not more
+_CHUNK_POSTINGS = 1 << 22  # a save sorts and writes this many postings at a time
 
 
 class LexicalBase:
@@ -102,11 +104,31 @@ class LexicalBase:
         return self.ids[rows], tfs.astype(np.float64), self.lengths[rows].astype(np.float64)
 
 
-def merge(
-    base: LexicalBase | None, postings: Mapping[str, Mapping[int, int]], lengths: Mapping[int, int]
-) -> dict[str, np.ndarray]:
-    """The arrays of a new generation: the base's live documents plus the delta's (`postings`: term ->
-    {doc id: tf}, `lengths`: doc id -> length), built with numpy a chunk of terms at a time."""
+def stage_generation(
+    folder: Path,
+    base: LexicalBase | None,
+    postings: Mapping[str, Mapping[int, int]],
+    lengths: Mapping[int, int],
+) -> Path:
+    """A new generation's arrays, written to a private folder of `folder` (`publish_generation` makes it
+    current): the base's live documents plus the delta's (`postings`: term -> {doc id: tf}, `lengths`:
+    doc id -> length). Nothing is left behind when it fails (a full disk)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".tmp-{uuid.uuid4().hex[:12]}"
+    try:
+        tmp.mkdir()
+        _merge(base, postings, lengths, tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
+def _merge(
+    base: LexicalBase | None, postings: Mapping[str, Mapping[int, int]], lengths: Mapping[int, int], out: Path
+) -> None:
+    """Write the merged arrays into `out`, a chunk of terms at a time: the postings go to disk as they
+    are made (a save's memory is one chunk's, not the new generation's: issue 41's 10M-document builds)."""
     delta_ids = np.fromiter(lengths.keys(), np.int64, len(lengths))
     delta_lengths = np.fromiter(lengths.values(), np.int64, len(lengths))
     if base is None:
@@ -147,52 +169,60 @@ def merge(
     sizes = np.fromiter((len(postings[t]) for t in delta_terms), np.int64, len(delta_terms))
     estimate[merged_delta] += sizes
     counts = np.zeros(size, np.int64)
-    parts: list[tuple[np.ndarray, np.ndarray]] = []
     cumulative = np.cumsum(estimate)
     start = 0
-    while start < size:
-        done = int(cumulative[start - 1]) if start else 0
-        stop = max(start + 1, int(np.searchsorted(cumulative, done + _CHUNK_POSTINGS, side="right")))
-        stop = min(stop, size)
-        terms_: list[np.ndarray] = []
-        rows_: list[np.ndarray] = []
-        tfs_: list[np.ndarray] = []
-        if base is not None:  # the base's terms in [start, stop): one contiguous slice of its postings
-            first, last = np.searchsorted(merged_base, [start, stop])
-            low, high = int(base_pointers[first]), int(base_pointers[last])
-            rows = new_row[base.rows[low:high]]
-            keep = rows >= 0
-            terms_.append(np.repeat(merged_base[first:last], np.diff(base_pointers[first : last + 1]))[keep])
-            rows_.append(rows[keep])
-            tfs_.append(np.asarray(base.tfs[low:high])[keep])
-        first, last = np.searchsorted(merged_delta, [start, stop])
-        chunk = [postings[t] for t in delta_terms[first:last]]
-        if chunk:
-            count = int(sizes[first:last].sum())
-            terms_.append(np.repeat(merged_delta[first:last], sizes[first:last]))
-            ids_ = np.fromiter(itertools.chain.from_iterable(p.keys() for p in chunk), np.int64, count)
-            rows_.append(np.searchsorted(ids, ids_))
-            tfs_.append(
-                np.fromiter(itertools.chain.from_iterable(p.values() for p in chunk), np.int64, count)
+    with (
+        NpyAppender(out / "rows.npy", np.int32) as rows_out,
+        NpyAppender(out / "tfs.npy", np.int32) as tfs_out,
+    ):
+        while start < size:
+            done = int(cumulative[start - 1]) if start else 0
+            stop = max(start + 1, int(np.searchsorted(cumulative, done + _CHUNK_POSTINGS, side="right")))
+            stop = min(stop, size)
+            terms_: list[np.ndarray] = []
+            rows_: list[np.ndarray] = []
+            tfs_: list[np.ndarray] = []
+            if base is not None:  # the base's terms in [start, stop): one contiguous slice of its postings
+                first, last = np.searchsorted(merged_base, [start, stop])
+                low, high = int(base_pointers[first]), int(base_pointers[last])
+                rows = new_row[base.rows[low:high]]
+                keep = rows >= 0
+                terms_.append(
+                    np.repeat(merged_base[first:last], np.diff(base_pointers[first : last + 1]))[keep]
+                )
+                rows_.append(rows[keep])
+                tfs_.append(np.asarray(base.tfs[low:high])[keep])
+            first, last = np.searchsorted(merged_delta, [start, stop])
+            chunk = [postings[t] for t in delta_terms[first:last]]
+            if chunk:
+                count = int(sizes[first:last].sum())
+                terms_.append(np.repeat(merged_delta[first:last], sizes[first:last]))
+                ids_ = np.fromiter(itertools.chain.from_iterable(p.keys() for p in chunk), np.int64, count)
+                rows_.append(np.searchsorted(ids, ids_))
+                tfs_.append(
+                    np.fromiter(itertools.chain.from_iterable(p.values() for p in chunk), np.int64, count)
+                )
+            terms, rows, tfs = (
+                np.concatenate(p) if p else np.zeros(0, np.int64) for p in (terms_, rows_, tfs_)
             )
-        terms, rows, tfs = (np.concatenate(p) if p else np.zeros(0, np.int64) for p in (terms_, rows_, tfs_))
-        if chunk:  # delta postings go among the base's: by term, then by row (= by id)
-            by = np.argsort(terms.astype(np.int64) * (len(ids) + 1) + rows, kind="stable")
-            terms, rows, tfs = terms[by], rows[by], tfs[by]
-        counts[start:stop] = np.bincount(terms - start, minlength=stop - start)
-        parts.append((rows.astype(np.int32), tfs.astype(np.int32)))
-        start = stop
+            if chunk:  # delta postings go among the base's: by term, then by row (= by id)
+                by = np.argsort(terms.astype(np.int64) * (len(ids) + 1) + rows, kind="stable")
+                terms, rows, tfs = terms[by], rows[by], tfs[by]
+            counts[start:stop] = np.bincount(terms - start, minlength=stop - start)
+            rows_out.append(rows)
+            tfs_out.append(tfs)
+            start = stop
     kept = counts > 0  # a term whose every document is gone leaves the vocabulary
     vocabulary, offsets = _merged_vocabulary(base, fresh, merged_base, merged_fresh, kept)
-    return {
+    arrays = {
         "ids": ids,
         "lengths": np.concatenate([base_lengths, delta_lengths])[order].astype(np.int32),
         "vocabulary": vocabulary,
         "offsets": offsets,
         "pointers": np.concatenate([[0], np.cumsum(counts[kept])]).astype(np.int64),
-        "rows": np.concatenate([p[0] for p in parts] or [np.zeros(0, np.int32)]),
-        "tfs": np.concatenate([p[1] for p in parts] or [np.zeros(0, np.int32)]),
     }
+    for key, array in arrays.items():
+        np.save(out / f"{key}.npy", array)
 
 
 def _merged_vocabulary(
@@ -227,16 +257,11 @@ def _merged_vocabulary(
     return vocabulary, offsets
 
 
-def write_generation(folder: Path, arrays: Mapping[str, np.ndarray], manifest: dict[str, Any]) -> Path:
-    """Write `arrays` as a generation and point CURRENT at it (atomic); older generations are then removed."""
-    folder.mkdir(parents=True, exist_ok=True)
+def publish_generation(folder: Path, tmp: Path, manifest: dict[str, Any]) -> Path:
+    """Make a staged generation current (atomic: CURRENT is replaced); older generations are then removed."""
     name = f"gen-{manifest['hwm']}-{uuid.uuid4().hex[:8]}"
-    tmp = folder / f".tmp-{name}"
     pointer = folder / f".{CURRENT}.{uuid.uuid4().hex[:8]}"
     try:
-        tmp.mkdir()
-        for key, array in arrays.items():
-            np.save(tmp / f"{key}.npy", array)
         (tmp / "manifest.json").write_text(json.dumps(manifest))
         os.replace(tmp, folder / name)
         pointer.write_text(name)

@@ -1,13 +1,17 @@
-"""A corpus's first BM25 build, held in Python (before) beside spilled to a mapped generation every N
-documents (`indexes/lexical_build.py`): build time, peak memory, and identical scores (issue 41).
+"""A corpus's first BM25 build and its save, as `open_lexical` runs them: held in Python or spilled to a
+mapped generation every 250k documents (`indexes/lexical_build.py`), each with a save that merges in
+memory (BASELINE's `indexes/`, written out from git) or streams its postings to disk (the working
+tree's): build and save time, peak memory, and identical scores (issue 41).
 
 A fresh replica, a language change or a lost data dir rebuilds the index from the database; held whole,
-the build's Python postings grow about 1.2 GiB per million documents until the first checkpoint. Each
-variant runs in a fresh process over the same documents (benchmarks/index/lexical_memory.py's texts:
-the shared corpora replicated with changed words, generated one at a time so that the build's memory is
-the index's), in the service's 2,048-document batches: wall time, peak resident memory above the
-process's before the build (ru_maxrss), resident and private memory at the end, and the top 10 of 200
-queries, which must equal the held build's exactly. Writes benchmarks/lexical_build.json and .md.
+the build's Python postings grow about 1.2 GiB per million documents; a save (each spill, and the one
+that ends the build) once built the new generation's arrays in memory, so its peak grew with the base.
+Each variant runs in a fresh process over the same documents (benchmarks/index/lexical_memory.py's
+texts: the shared corpora replicated with changed words, generated one at a time so that the build's
+memory is the index's), in the service's 2,048-document batches: wall time of the build and of the save
+after it, peak resident memory above the process's before the build (ru_maxrss: build and save), resident
+and private memory at the end, and the top 10 of 200 queries, which must equal the first variant's
+exactly. Writes benchmarks/lexical_build.json and .md.
 
     nice -n 10 .venv/bin/python benchmarks/index/lexical_build.py [--docs 1000000 3000000]
 """
@@ -18,6 +22,7 @@ import argparse
 import itertools
 import json
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,11 +37,21 @@ sys.path.insert(0, str(REPO / "benchmarks" / "index"))
 from bench_common import command_line, fresh_call, machine  # noqa: E402
 from lexical_memory import BATCH, iter_texts, memory, queries  # noqa: E402
 
-VARIANTS = {"held (before)": None, "spill every 1M": 1_000_000, "spill every 250k (default)": 250_000}
+BASELINE = "2a8df1d"  # the last commit whose save built a generation's arrays in memory
+FIRST = "held, merge in memory (before)"
+VARIANTS = {  # name: (spill every, BASELINE's indexes/ or the working tree's)
+    FIRST: (None, True),
+    "spill every 250k, merge in memory (before)": (250_000, True),
+    "held, merge streamed": (None, False),
+    "spill every 250k, merge streamed (default)": (250_000, False),
+}
 
 
-def build(spill_every: int | None, docs: int, count: int) -> dict[str, Any]:
-    """In this process: build through `build_index`, then the memory and the queries' top 10."""
+def build(spill_every: int | None, docs: int, count: int, tree: str | None) -> dict[str, Any]:
+    """In this process: build through `build_index` and save (from `tree`'s `indexes/` when given),
+    then the memory and the queries' top 10."""
+    if tree is not None:
+        sys.path.insert(0, tree)  # before anything imports `indexes`
     from indexes.analysis import Analyser
     from indexes.lexical_build import build_index
 
@@ -51,43 +66,54 @@ def build(spill_every: int | None, docs: int, count: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="lexbuild-") as scratch:
         started = time.perf_counter()
         index = build_index(
-            batches, Analyser("en"), scratch=Path(scratch) if spill_every else None,
+            batches, Analyser("en"), scratch=Path(scratch) / "builds" if spill_every else None,
             spill_every=spill_every or 0,
         )  # fmt: skip
-        seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    after = memory()
-    tops = [index.search(query, 10) for query in queries(count)]
-    return {"documents": len(index), "build_s": round(seconds, 1), "memory_before": before,
-            "peak_rss_mib": round(peak, 1), "peak_above_start_mib": round(peak - start_peak, 1),
-            "memory_after": after, "delta_documents": index.delta_documents(), "top10": tops}  # fmt: skip
+        built = time.perf_counter()
+        index.save(Path(scratch) / "lexical")  # as open_lexical does at once
+        saved = time.perf_counter()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        after = memory()
+        tops = [index.search(query, 10) for query in queries(count)]
+    return {"documents": len(index), "build_s": round(built - started, 1), "save_s": round(saved - built, 1),
+            "memory_before": before, "peak_rss_mib": round(peak, 1),
+            "peak_above_start_mib": round(peak - start_peak, 1), "memory_after": after,
+            "top10": tops}  # fmt: skip
+
+
+def baseline_tree(folder: Path) -> str:
+    """BASELINE's `indexes/` package, written out from git under `folder`."""
+    archive = subprocess.run(
+        ["git", "archive", BASELINE, "indexes"], cwd=REPO, check=True, capture_output=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return str(folder)
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The page: one row per size and variant, with ratios to the held build."""
+    """The page: one row per size and variant, with ratios to the first."""
     box = report["machine"]
     lines = [
-        "# The first BM25 build: held in Python vs spilled to mapped generations",
+        "# The first BM25 build and its save: held or spilled, merged in memory or streamed",
         "",
         "Generated by `benchmarks/index/lexical_build.py` (its docstring says what it measures).",
         f"Command: `{report['command']}`. Machine: {box['cpu_model']}, {box['nproc']} cores, "
-        f"{box['memory_gib']} GiB, {box['date'][:10]}.",
+        f"{box['memory_gib']} GiB, {box['date'][:10]}. Baseline: `{report['baseline']}`.",
         "",
-        "| documents | variant | build s | x held | peak RSS above start MiB | x held | RSS after MiB "
-        "| private after MiB | in Python after | top 10 = held |",
+        "| documents | variant | build s | save s | x first (build + save) | peak RSS above start MiB "
+        "| x first | RSS after MiB | private after MiB | top 10 = first |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for docs, rows in report["results"].items():
-        held = rows["held (before)"]
+        first = rows[FIRST]
+        total = first["build_s"] + first["save_s"]
         for name, row in rows.items():
-            if not isinstance(row, dict):
-                continue
             lines.append(
-                f"| {int(docs):,} | {name} | {row['build_s']} | {row['build_s'] / held['build_s']:.2f} "
-                f"| {row['peak_above_start_mib']:,.0f} "
-                f"| {row['peak_above_start_mib'] / held['peak_above_start_mib']:.2f} "
+                f"| {int(docs):,} | {name} | {row['build_s']} | {row['save_s']} "
+                f"| {(row['build_s'] + row['save_s']) / total:.2f} | {row['peak_above_start_mib']:,.0f} "
+                f"| {row['peak_above_start_mib'] / first['peak_above_start_mib']:.2f} "
                 f"| {row['memory_after']['rss_mib']:,.0f} | {row['memory_after']['private_mib']:,.0f} "
-                f"| {row['delta_documents']:,} | {row['identical_top10']} |"
+                f"| {row['identical_top10']} |"
             )
     note = report.get("note")  # what a reader needs about this run (added by hand after it)
     return "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
@@ -100,17 +126,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=200)
     args = parser.parse_args(argv)
     results: dict[str, Any] = {}
-    for docs in args.docs:
-        rows = {name: fresh_call(HERE, "lexical_build", "build", spill, docs, args.queries)
-                for name, spill in VARIANTS.items()}  # fmt: skip
-        held = rows["held (before)"]["top10"]
-        for name, row in rows.items():
-            row["identical_top10"] = row.pop("top10") == held
-            print(docs, name, row, flush=True)
-        results[str(docs)] = rows
+    with tempfile.TemporaryDirectory(prefix="lexbase-") as folder:
+        tree = baseline_tree(Path(folder))
+        for docs in args.docs:
+            rows = {name: fresh_call(HERE, "lexical_build", "build", spill, docs, args.queries,
+                                     tree if old else None)
+                    for name, (spill, old) in VARIANTS.items()}  # fmt: skip
+            first = rows[FIRST]["top10"]
+            for name, row in rows.items():
+                row["identical_top10"] = row.pop("top10") == first
+                print(docs, name, row, flush=True)
+            results[str(docs)] = rows
     report = {
         "command": command_line("index/lexical_build.py", argv),
         "machine": machine(),
+        "baseline": BASELINE,
         "results": results,
     }
     (REPO / "benchmarks" / "lexical_build.json").write_text(json.dumps(report, indent=1) + "\n")

@@ -118,13 +118,13 @@ def test_a_save_after_base_deletes_and_replacements_loads_the_same_scores(
 def test_writes_during_a_save_stay_in_the_delta(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     index = LexicalIndex(ANALYSER)
     index.apply([(1, "shark flood"), (2, "moon"), (3, "virus moon")], hwm=3)
-    real_write = lexical_module.write_generation
+    real_write = lexical_module.publish_generation
 
     def write_while_serving(*args: object, **kwargs: object) -> Path:
-        index.apply([(2, "shark shark")], deletes=[3], hwm=5)  # after the arrays were built
+        index.apply([(2, "shark shark")], deletes=[3], hwm=5)  # after the arrays were written
         return real_write(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(lexical_module, "write_generation", write_while_serving)
+    monkeypatch.setattr(lexical_module, "publish_generation", write_while_serving)
     index.save(tmp_path)
     truth = {1: "shark flood", 2: "shark shark"}
     assert_same(index, truth)

@@ -15,6 +15,7 @@ import pytest
 import indexes.snapshot as snapshot_module
 from indexes.checkpoint import checkpoint, rebase
 from indexes.lexical import LexicalIndex
+from indexes.npy_append import NpyAppender
 from indexes.snapshot import ModelIdentity, load_snapshot
 from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex
@@ -64,14 +65,18 @@ def test_a_failed_snapshot_leaves_the_previous_generation_current(
     assert load_snapshot(tmp_path, MODEL).hwm == 30  # type: ignore[union-attr]
 
 
+@pytest.mark.parametrize("failing", ["postings streamed", "arrays saved"])
 def test_a_failed_lexical_save_keeps_the_previous_generation(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     index = LexicalIndex()
     index.apply([(1, "towers spread the virus"), (2, "the moon landing was staged")], hwm=2)
     index.save(tmp_path)
     index.apply([(3, "onions in socks cure the flu")], hwm=3)
-    monkeypatch.setattr(np, "save", no_space)
+    if failing == "postings streamed":
+        monkeypatch.setattr(NpyAppender, "append", no_space)
+    else:
+        monkeypatch.setattr(np, "save", no_space)
     with pytest.raises(OSError):
         index.save(tmp_path)
     monkeypatch.undo()

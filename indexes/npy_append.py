@@ -1,0 +1,57 @@
+"""An .npy file written a piece at a time: a save streams postings to disk instead of holding them."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+import numpy as np
+
+__all__ = ["NpyAppender"]
+
+
+def _header(dtype: np.dtype, count: int) -> bytes:
+    """The .npy header of a 1-d array; numpy pads it for any length to the same size (growth room)."""
+    buffer = io.BytesIO()
+    fields = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": (count,)}
+    np.lib.format.write_array_header_1_0(buffer, fields)
+    return buffer.getvalue()
+
+
+class NpyAppender:
+    """Append 1-d pieces of one dtype to `path`; on close the header is rewritten with the final length,
+    so `np.load(path, mmap_mode="r")` reads it as one array."""
+
+    def __init__(self, path: Path, dtype: type | np.dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.count = 0
+        self._reserved = _header(self.dtype, 0)
+        self._handle: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed by close()/__exit__
+        self._handle.write(self._reserved)
+
+    def append(self, piece: np.ndarray) -> None:
+        """Write `piece` (converted to the file's dtype) after what is there."""
+        self._handle.write(np.ascontiguousarray(piece, self.dtype).tobytes())
+        self.count += len(piece)
+
+    def close(self) -> None:
+        """Write the final header and close the file."""
+        header = _header(self.dtype, self.count)
+        if len(header) != len(self._reserved):  # numpy's growth room makes this impossible below 10**21
+            raise ValueError(f".npy header grew from {len(self._reserved)} to {len(header)} bytes")
+        self._handle.seek(0)
+        self._handle.write(header)
+        self._handle.close()
+
+    def __enter__(self) -> NpyAppender:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self._handle.close()

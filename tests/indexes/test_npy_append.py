@@ -1,0 +1,29 @@
+"""An .npy file appended a piece at a time loads, mapped, as the concatenation of its pieces."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexes.npy_append import NpyAppender
+
+PIECES = st.lists(st.lists(st.integers(-(2**31), 2**31 - 1), max_size=50), max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(PIECES, st.sampled_from([np.int32, np.int64]))
+def test_appended_pieces_load_as_their_concatenation(pieces: list[list[int]], dtype: type) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "a.npy"
+        with NpyAppender(path, dtype) as out:
+            for piece in pieces:
+                out.append(np.asarray(piece, np.int64))
+        loaded = np.load(path, mmap_mode="r")
+        expected = np.asarray([x for piece in pieces for x in piece], dtype)
+        assert loaded.dtype == np.dtype(dtype) and loaded.shape == expected.shape
+        assert np.array_equal(loaded, expected)
+        assert np.array_equal(np.load(path), expected)  # read whole, not only mapped
