@@ -39,6 +39,11 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
                 f"checkpoint {row['checkpoint_recall_at_10']}."
             )
         elif part == "serve":
+            if "first_startup_seconds" in row:
+                lines.append(
+                    f"  first start-up {row['first_startup_seconds']} s (the BM25 index built from the rows, "
+                    f"spilled and saved; peak RSS {row['first_startup_peak_rss_gib']} GiB), then a restart:"
+                )
             lines.append(
                 f"  start-up {row['startup_seconds']} s (map + replay of 1,000 changes); upsert p50 / p95 "
                 f"{row['upsert_ms']['p50']} / {row['upsert_ms']['p95']} ms; checkpoint "

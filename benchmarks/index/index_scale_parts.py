@@ -121,9 +121,10 @@ def write_snapshot(folder: Path, model_dir: Path, ids: np.ndarray, vectors: np.n
 
 
 def start_runtime(
-    folder: Path, model_dir: Path, changes_before_start: int
+    folder: Path, model_dir: Path, changes_before_start: int, wait: float = 600
 ) -> tuple[Runtime, CorpusService, float]:
-    """Log `changes_before_start` new documents, then start the service: (runtime, service, seconds)."""
+    """Log `changes_before_start` new documents, then start the service (ready within `wait` seconds):
+    (runtime, service, seconds)."""
     settings = settings_for(folder, model_dir)
     load_encoder_backend(
         resolve_model(str(model_dir)), EncoderOptions(cache_root=settings.export_dir)
@@ -144,7 +145,7 @@ def start_runtime(
     started = time.perf_counter()
     runtime = Runtime(settings)
     runtime.start_loading()
-    if not runtime.serving.wait_ready(600):
+    if not runtime.serving.wait_ready(wait):
         raise RuntimeError(f"the service did not start: {runtime.serving.load_error}")
     return runtime, CorpusService(runtime), time.perf_counter() - started
 
