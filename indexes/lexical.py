@@ -32,7 +32,8 @@ import numpy as np
 
 from indexes.analysis import Analyser
 from indexes.languages import MULTI
-from indexes.lexical_base import CURRENT, LexicalBase, publish_generation, stage_generation
+from indexes.lexical_base import CURRENT, LexicalBase
+from indexes.lexical_write import Delta, publish_generation, stage_generation
 from indexes.memory import release_freed_memory
 from pairank.locks import SharedExclusiveLock
 
@@ -234,24 +235,30 @@ class LexicalIndex:
         serve from it, mapped, with only the writes made during the save left in the delta; nothing is
         written when `folder`'s current generation is this index, unchanged since."""
         with self._saving:  # one save at a time: `_touched` follows one of them
-            with self._lock.shared():  # writes wait while the arrays are written (a chunk at a time)
+            # Writes wait only while the delta is copied (it is Python dicts they change); the merge with
+            # the mapped base, proportional to the corpus, runs after, and the writes made meanwhile are
+            # recorded in `_touched` and re-applied on top of the new generation.
+            with self._lock.shared():
                 state = (folder.resolve(), self.hwm, self._writes)
                 if self._saved is not None and self._saved[0] == state:
                     return self._saved[1]
-                staged = stage_generation(folder, self._base, self._postings, self._lengths)
-                hwm = self.hwm
+                delta = Delta.of(self._postings, self._lengths)
+                base, hwm = self._base, self.hwm
+                dead = base.dead.copy() if base is not None else np.zeros(0, bool)
                 self._touched = set()
             try:
+                staged = stage_generation(folder, base, dead, delta)
+                del delta, dead
                 described = self.analyser.describe()
                 manifest = {"format_version": FORMAT_VERSION, "hwm": hwm, "analyser": described}
                 generation = publish_generation(folder, staged, manifest)
-                base = LexicalBase.open(generation)
+                served = LexicalBase.open(generation)
             except BaseException:
                 with self._lock.exclusive():
                     self._touched = None
                 raise
             with self._lock.exclusive():
-                self._rebase(base)
+                self._rebase(served)
                 self._saved = (state, generation)
         release_freed_memory()  # the delta's Python objects are gone: hand their heap back
         return generation

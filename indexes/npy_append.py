@@ -27,9 +27,9 @@ class NpyAppender:
     def __init__(self, path: Path, dtype: type | np.dtype) -> None:
         self.dtype = np.dtype(dtype)
         self.count = 0
-        self._reserved = _header(self.dtype, 0)
+        self._reserved = len(_header(self.dtype, 0))
         self._handle: IO[bytes] = open(path, "wb")  # noqa: SIM115 - closed by close()/__exit__
-        self._handle.write(self._reserved)
+        self._handle.write(b"\0" * self._reserved)  # not a header: a file never closed fails to load
 
     def append(self, piece: np.ndarray) -> None:
         """Write `piece` (converted to the file's dtype) after what is there."""
@@ -38,12 +38,14 @@ class NpyAppender:
 
     def close(self) -> None:
         """Write the final header and close the file."""
-        header = _header(self.dtype, self.count)
-        if len(header) != len(self._reserved):  # numpy's growth room makes this impossible below 10**21
-            raise ValueError(f".npy header grew from {len(self._reserved)} to {len(header)} bytes")
-        self._handle.seek(0)
-        self._handle.write(header)
-        self._handle.close()
+        try:
+            header = _header(self.dtype, self.count)
+            if len(header) != self._reserved:  # numpy's growth room makes this impossible below 10**21
+                raise ValueError(f".npy header grew from {self._reserved} to {len(header)} bytes")
+            self._handle.seek(0)
+            self._handle.write(header)
+        finally:
+            self._handle.close()  # flushes: a full disk may raise here too
 
     def __enter__(self) -> NpyAppender:
         return self

@@ -29,6 +29,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from indexes.durable import fsync_dir, fsync_file
 from indexes.vector_index import Base
 
 FORMAT_VERSION = 2
@@ -70,19 +71,6 @@ def snapshot_dir(root: Path, corpus_id: int, model: ModelIdentity) -> Path:
     return corpus_dir(root, corpus_id) / model_folder_name(model)
 
 
-def _fsync_file(path: Path) -> None:
-    with path.open("rb") as handle:
-        os.fsync(handle.fileno())
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 @dataclass(frozen=True)
 class SnapshotContent:
     """What a checkpoint writes: live vectors and ids up to `hwm`, the ANN over them, and its recall."""
@@ -115,13 +103,13 @@ def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: Mo
     pointer_tmp = folder / f".{_CURRENT}.{uuid.uuid4().hex[:8]}"
     try:
         pointer_tmp.write_text(name)
-        _fsync_file(pointer_tmp)
+        fsync_file(pointer_tmp)
         os.replace(pointer_tmp, folder / _CURRENT)
     except BaseException:
         pointer_tmp.unlink(missing_ok=True)
         shutil.rmtree(generation, ignore_errors=True)
         raise
-    _fsync_dir(folder)
+    fsync_dir(folder)
     _remove_stale_generations(folder, keep=name)
     return generation
 
@@ -159,8 +147,8 @@ def _write_generation(tmp: Path, content: SnapshotContent, corpus: str, model: M
     }
     (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2))
     for child in tmp.iterdir():
-        _fsync_file(child)
-    _fsync_dir(tmp)
+        fsync_file(child)
+    fsync_dir(tmp)
 
 
 def _write_float16(path: Path, vectors: np.ndarray) -> None:

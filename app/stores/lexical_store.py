@@ -28,6 +28,7 @@ from indexes.analysis import Analyser
 from indexes.languages import MULTI
 from indexes.lexical import LexicalIndex
 from indexes.lexical_build import SPILL_EVERY, build_index, sweep_builds
+from indexes.lexical_write import sweep_staging
 from indexes.snapshot import corpus_dir
 
 log = logging.getLogger(__name__)
@@ -105,6 +106,7 @@ def save_lexical(root: Path, corpus_id: int, index: LexicalIndex) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / ".lock", "w") as lock_file:
         fcntl.flock(lock_file, fcntl.LOCK_EX)
+        sweep_staging(folder)  # the half-written generation of a save that died here (the lock is ours)
         index.save(folder)
     shutil.rmtree(corpus_dir(root, corpus_id) / "lexical", ignore_errors=True)  # before languages: unread
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import indexes.lexical as lexical_module
-import indexes.lexical_base as lexical_base
+import indexes.lexical_write as lexical_write
 from indexes.analysis import Analyser
 from indexes.lexical import LexicalIndex
 from indexes.lexical_base import ARRAYS
@@ -97,7 +98,7 @@ def test_load_maps_every_array(tmp_path: Path) -> None:
 def test_a_save_after_base_deletes_and_replacements_loads_the_same_scores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    monkeypatch.setattr(lexical_base, "_CHUNK_POSTINGS", chunk)
+    monkeypatch.setattr(lexical_write, "_CHUNK_POSTINGS", chunk)
     truth = {d: " ".join(WORDS[d % 7 : d % 7 + 3]) for d in range(40)}
     index = LexicalIndex(ANALYSER)
     index.apply(sorted(truth.items()), hwm=1)
@@ -115,16 +116,19 @@ def test_a_save_after_base_deletes_and_replacements_loads_the_same_scores(
     assert len([p for p in tmp_path.iterdir() if p.is_dir()]) == 1
 
 
-def test_writes_during_a_save_stay_in_the_delta(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("step", ["stage_generation", "publish_generation"])
+def test_writes_during_a_save_stay_in_the_delta(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
+) -> None:
     index = LexicalIndex(ANALYSER)
     index.apply([(1, "shark flood"), (2, "moon"), (3, "virus moon")], hwm=3)
-    real_write = lexical_module.publish_generation
+    real = getattr(lexical_module, step)
 
-    def write_while_serving(*args: object, **kwargs: object) -> Path:
-        index.apply([(2, "shark shark")], deletes=[3], hwm=5)  # after the arrays were written
-        return real_write(*args, **kwargs)  # type: ignore[arg-type]
+    def write_while_saving(*args: object, **kwargs: object) -> Path:
+        index.apply([(2, "shark shark")], deletes=[3], hwm=5)  # while the merge runs, or before publishing
+        return real(*args, **kwargs)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(lexical_module, "publish_generation", write_while_serving)
+    monkeypatch.setattr(lexical_module, step, write_while_saving)
     index.save(tmp_path)
     truth = {1: "shark flood", 2: "shark shark"}
     assert_same(index, truth)
@@ -132,6 +136,35 @@ def test_writes_during_a_save_stay_in_the_delta(tmp_path: Path, monkeypatch: pyt
     assert loaded is not None and loaded.hwm == 3  # the generation holds the state the save began with
     loaded.apply([(2, "shark shark")], deletes=[3], hwm=5)
     assert_same(loaded, truth)
+
+
+def test_a_write_does_not_wait_for_the_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The save copies the delta under the lock and merges it with the base without: a write (and so a
+    search queued behind it) is not held for a merge proportional to the corpus."""
+    index = LexicalIndex(ANALYSER)
+    index.apply([(d, f"{WORDS[d % 7]} {WORDS[d % 5]}") for d in range(30)], hwm=1)
+    index.save(tmp_path)
+    index.apply([(40, "shark moon")], hwm=2)
+    merging, release = threading.Event(), threading.Event()
+    real = lexical_module.stage_generation
+
+    def slow_merge(*args: object, **kwargs: object) -> Path:
+        merging.set()
+        assert release.wait(30), "the write never came"
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(lexical_module, "stage_generation", slow_merge)
+    saver = threading.Thread(target=index.save, args=(tmp_path,))
+    saver.start()
+    assert merging.wait(30)
+    index.apply([(41, "walrus flood")], deletes=[3], hwm=3)  # would deadlock here if the merge held the lock
+    assert [doc for doc, _ in index.search("walrus", 5)] == [41]  # served while the merge runs
+    release.set()
+    saver.join(30)
+    assert not saver.is_alive()
+    assert 41 in index and 3 not in index and 40 in index
+    loaded = LexicalIndex.load(tmp_path, ANALYSER)
+    assert loaded is not None and loaded.hwm == 2 and 40 in loaded and 41 not in loaded and 3 in loaded
 
 
 def test_a_multi_language_index_scores_the_same_after_a_save(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,3 +28,13 @@ def test_appended_pieces_load_as_their_concatenation(pieces: list[list[int]], dt
         assert loaded.dtype == np.dtype(dtype) and loaded.shape == expected.shape
         assert np.array_equal(loaded, expected)
         assert np.array_equal(np.load(path), expected)  # read whole, not only mapped
+
+
+def test_a_file_whose_writer_died_before_closing_does_not_load(tmp_path: Path) -> None:
+    """Its header is only written at the end: before that the file is not an array (not an empty one)."""
+    path = tmp_path / "rows.npy"
+    out = NpyAppender(path, np.int32)
+    out.append(np.arange(1000))
+    out._handle.close()  # what a killed process leaves: the data, no header
+    with pytest.raises(ValueError):
+        np.load(path, mmap_mode="r")

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import indexes.lexical_write as lexical_write
 import indexes.snapshot as snapshot_module
 from indexes.checkpoint import checkpoint, rebase
 from indexes.lexical import LexicalIndex
@@ -43,7 +44,7 @@ def test_a_failed_snapshot_leaves_the_previous_generation_current(
     index.apply([(i, rows[i], i + 1) for i in range(20)], hwm=20)
     index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
     index.apply([(i, rows[i], i + 1) for i in range(20, 30)], hwm=30)
-    real_fsync, calls = snapshot_module._fsync_file, []
+    real_fsync, calls = snapshot_module.fsync_file, []
 
     def fsync_until_full(path: Path) -> None:
         calls.append(path)
@@ -51,7 +52,7 @@ def test_a_failed_snapshot_leaves_the_previous_generation_current(
             no_space()
         real_fsync(path)
 
-    monkeypatch.setattr(snapshot_module, "_fsync_file", fsync_until_full)
+    monkeypatch.setattr(snapshot_module, "fsync_file", fsync_until_full)
     with pytest.raises(OSError) as raised:
         checkpoint(index, tmp_path, "c", MODEL)
     assert raised.value.errno == errno.ENOSPC
@@ -59,13 +60,15 @@ def test_a_failed_snapshot_leaves_the_previous_generation_current(
     previous = load_snapshot(tmp_path, MODEL)
     assert previous is not None and previous.hwm == 20 and len(previous.base.ids) == 20
 
-    monkeypatch.setattr(snapshot_module, "_fsync_file", real_fsync)  # space freed
+    monkeypatch.setattr(snapshot_module, "fsync_file", real_fsync)  # space freed
     sealed = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
     assert sealed.hwm == 30 and len(sealed) == 30
     assert load_snapshot(tmp_path, MODEL).hwm == 30  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("failing", ["postings streamed", "arrays saved"])
+@pytest.mark.parametrize(
+    "failing", ["postings streamed", "postings closed", "arrays saved", "fsync", "manifest"]
+)
 def test_a_failed_lexical_save_keeps_the_previous_generation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
@@ -73,14 +76,26 @@ def test_a_failed_lexical_save_keeps_the_previous_generation(
     index.apply([(1, "towers spread the virus"), (2, "the moon landing was staged")], hwm=2)
     index.save(tmp_path)
     index.apply([(3, "onions in socks cure the flu")], hwm=3)
+    real_fsync = lexical_write.fsync_file
+
+    def fsync_until_full(path: Path) -> None:  # where delayed allocation first reports a full disk
+        if failing == "fsync" or path.name == "manifest.json":
+            no_space()
+        real_fsync(path)
+
     if failing == "postings streamed":
         monkeypatch.setattr(NpyAppender, "append", no_space)
-    else:
+    elif failing == "postings closed":  # after every byte was written: at the header's rewrite
+        monkeypatch.setattr(NpyAppender, "close", lambda self: (self._handle.close(), no_space()))
+    elif failing == "arrays saved":
         monkeypatch.setattr(np, "save", no_space)
+    else:  # the staged arrays' flush, or the manifest's while publishing
+        monkeypatch.setattr(lexical_write, "fsync_file", fsync_until_full)
     with pytest.raises(OSError):
         index.save(tmp_path)
     monkeypatch.undo()
     assert not leftovers(tmp_path)
+    assert [doc for doc, _ in index.search("onions socks", 3)] == [3]  # still served, as before the save
     previous = LexicalIndex.load(tmp_path)
     assert previous is not None and previous.hwm == 2 and len(previous) == 2
     index.save(tmp_path)
@@ -100,14 +115,14 @@ def test_a_full_disk_during_a_compact_rebuild_leaves_the_previous_index_serving(
     index.apply(deletes=[(i, 3) for i in range(0, 600, 2)], hwm=3)  # half dead: the rebuild is a full one
     queries = rows[::50]
     serving = index.search(queries, 10)
-    real_fsync = snapshot_module._fsync_file
+    real_fsync = snapshot_module.fsync_file
 
     def fsync_until_full(path: Path) -> None:
         if path.name == failing_file:
             no_space()
         real_fsync(path)
 
-    monkeypatch.setattr(snapshot_module, "_fsync_file", fsync_until_full)
+    monkeypatch.setattr(snapshot_module, "fsync_file", fsync_until_full)
     with pytest.raises(OSError):
         checkpoint(index, tmp_path, "c", MODEL)
     assert not leftovers(tmp_path)
@@ -116,6 +131,6 @@ def test_a_full_disk_during_a_compact_rebuild_leaves_the_previous_index_serving(
     assert previous is not None and previous.hwm == 1 and previous.base.refine is not None
     assert_same_hits(rebase(index, previous).search(queries, 10), serving)  # as a restart would now answer
 
-    monkeypatch.setattr(snapshot_module, "_fsync_file", real_fsync)  # space freed
+    monkeypatch.setattr(snapshot_module, "fsync_file", real_fsync)  # space freed
     rebuilt = checkpoint(index, tmp_path, "c", MODEL)
     assert rebuilt.rebuilt_ann and rebuilt.rows == 600 and rebuilt.snapshot.base.refine is not None

@@ -1,6 +1,6 @@
 """A corpus's first BM25 build hands what it has read to a mapped generation every so many documents, so
 a large corpus is never held whole in Python, and scores exactly as a build that kept everything; the
-build is saved at once, and the folders of builds that died are swept."""
+build is saved at once, and the folders of builds (and saves) that died are swept."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from app.usecases.corpora import CorpusService
 from indexes.analysis import Analyser
 from indexes.lexical import LexicalIndex
 from indexes.lexical_build import BUILD_PREFIX
+from indexes.lexical_write import STAGING
 from indexes.snapshot import corpus_dir
 from tests.helpers.runtime import RuntimeFactory, serve
 
@@ -65,6 +66,9 @@ def test_a_build_is_saved_at_once_and_dead_builds_are_swept(
     for folder in (dead, live, new):
         folder.mkdir(parents=True)
     (dead / ".lock").touch()  # its process died: nobody holds the lock
+    died_saving = lexical_folder(tmp_path, corpus_id) / f"{STAGING}died"  # a save killed mid-write
+    died_saving.mkdir(parents=True)
+    (died_saving / "rows.npy").write_bytes(b"\0" * 4096)
     (live / ".lock").touch()
     with open(live / ".lock") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # a build running in another process
@@ -73,6 +77,7 @@ def test_a_build_is_saved_at_once_and_dead_builds_are_swept(
             live.name,
             new.name,
         ]
+    assert not died_saving.exists()  # the next save there sweeps it
     loaded = LexicalIndex.load(lexical_folder(tmp_path, corpus_id), Analyser("en"))
     assert loaded is not None and loaded.hwm == mark and len(loaded) == len(built) == 59
     for query in QUERIES:
