@@ -10,8 +10,10 @@ Each variant runs in a fresh process over the same documents (benchmarks/index/l
 texts: the shared corpora replicated with changed words, generated one at a time so that the build's
 memory is the index's), in the service's 2,048-document batches: wall time of the build and of the save
 after it, peak resident memory above the process's before the build (ru_maxrss: build and save), resident
-and private memory at the end, and the top 10 of 200 queries, which must equal the first variant's
-exactly. Writes benchmarks/lexical_build.json and .md.
+and private memory at the end, the top 10 of 200 queries, which must equal the first variant's exactly,
+and then a checkpoint (2,048 documents more, saved while a writer applies one every 5 ms: the save's
+seconds and the writes' waits, i.e. how long the save holds the index's lock).
+Writes benchmarks/lexical_build.json and .md.
 
     nice -n 10 .venv/bin/python benchmarks/index/lexical_build.py [--docs 1000000 3000000]
 """
@@ -25,6 +27,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -34,7 +37,7 @@ HERE = REPO / "benchmarks" / "index"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "benchmarks" / "index"))
-from bench_common import command_line, fresh_call, machine  # noqa: E402
+from bench_common import command_line, fresh_call, machine, percentile  # noqa: E402
 from lexical_memory import BATCH, iter_texts, memory, queries  # noqa: E402
 
 BASELINE = "2a8df1d"  # the last commit whose save built a generation's arrays in memory
@@ -75,10 +78,40 @@ def build(spill_every: int | None, docs: int, count: int, tree: str | None) -> d
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         after = memory()
         tops = [index.search(query, 10) for query in queries(count)]
-    return {"documents": len(index), "build_s": round(built - started, 1), "save_s": round(saved - built, 1),
+        documents = len(index)
+        checkpoint = writes_during_a_checkpoint(index, Path(scratch) / "lexical")
+    return {"documents": documents, "build_s": round(built - started, 1), "save_s": round(saved - built, 1),
             "memory_before": before, "peak_rss_mib": round(peak, 1),
             "peak_above_start_mib": round(peak - start_peak, 1), "memory_after": after,
-            "top10": tops}  # fmt: skip
+            "top10": tops, **checkpoint}  # fmt: skip
+
+
+def writes_during_a_checkpoint(index: Any, folder: Path) -> dict[str, float]:
+    """A checkpoint's save of the built index plus 2,048 new documents while one writer applies a
+    document every 5 ms: the save's seconds and how long the writes waited (the lock the save holds)."""
+    index.apply([(10**9 + i, f"a claim written after the build, number {i}") for i in range(2048)])
+    waits: list[float] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        number = 0
+        while not stop.is_set():
+            begun = time.perf_counter()
+            index.apply([(2 * 10**9 + number % 100, f"a late claim number {number}")])
+            waits.append(time.perf_counter() - begun)
+            number += 1
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    begun = time.perf_counter()
+    index.save(folder)
+    seconds = time.perf_counter() - begun
+    stop.set()
+    thread.join()
+    return {"checkpoint_s": round(seconds, 2), "checkpoint_writes": len(waits),
+            "write_wait_p50_ms": round(1000 * percentile(waits, 0.5), 2),
+            "write_wait_max_ms": round(1000 * max(waits), 1)}  # fmt: skip
 
 
 def baseline_tree(folder: Path) -> str:
@@ -101,8 +134,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"{box['memory_gib']} GiB, {box['date'][:10]}. Baseline: `{report['baseline']}`.",
         "",
         "| documents | variant | build s | save s | x first (build + save) | peak RSS above start MiB "
-        "| x first | RSS after MiB | private after MiB | top 10 = first |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| x first | RSS after MiB | private after MiB | top 10 = first | checkpoint s "
+        "| write wait p50 / max ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for docs, rows in report["results"].items():
         first = rows[FIRST]
@@ -113,7 +147,8 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {(row['build_s'] + row['save_s']) / total:.2f} | {row['peak_above_start_mib']:,.0f} "
                 f"| {row['peak_above_start_mib'] / first['peak_above_start_mib']:.2f} "
                 f"| {row['memory_after']['rss_mib']:,.0f} | {row['memory_after']['private_mib']:,.0f} "
-                f"| {row['identical_top10']} |"
+                f"| {row['identical_top10']} | {row['checkpoint_s']} "
+                f"| {row['write_wait_p50_ms']} / {row['write_wait_max_ms']} |"
             )
     note = report.get("note")  # what a reader needs about this run (added by hand after it)
     return "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
