@@ -15,10 +15,10 @@ from typing import IO
 from indexes.analysis import Analyser
 from indexes.lexical import LexicalIndex
 
-# Python postings cost about 1.2 GiB per million documents; each spill re-merges the growing base.
-# benchmarks/lexical_build.md at 3M documents: held, the build peaks 3.7 GiB above its start; spilled
-# every 1M, 2.1 GiB (a spill's merge holds the delta and the new arrays at once); every 250k, 1.6 GiB,
-# for 8% more build time, and 0.37 GiB resident after it instead of 3.8.
+# Python postings cost about 1.2 GiB per million documents; each spill re-merges the growing base (read
+# mapped, written streamed). benchmarks/lexical_build.md at 3M documents: held, the build and its save
+# peak 4.5 GiB above the start; spilled every 250k, 1.1 GiB for 5% more time (an earlier run: every 1M,
+# 2.1 GiB, when a spill's merge still held the new arrays in memory).
 SPILL_EVERY = 250_000
 BUILD_PREFIX = ".lexical-build-"
 _LOCK = ".lock"
