@@ -70,34 +70,47 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
     return lines
 
 
-# What the 10M serve part's 13 GiB of private memory and 184 s of start-up were, found at 500k rows
-# (`--size 500000 --nlist 1024 --real-texts 2000`, parts data, build, serve; /proc/self/smaps_rollup
-# probed around the checkpoint) and extrapolated; written here until the 10M serve part runs again.
-FINDINGS = """## Where the private memory and the start-up go (measured at 500k, extrapolated to 10M)
+# What the 10M re-run (2026-11-29) shows against the first run (2026-11-28), and why: the causes were
+# found at 500k rows (`--size 500000 --nlist 1024 --real-texts 2000`, /proc/self/smaps_rollup probed
+# around the checkpoint) and fixed; the rows above are the re-run's.
+FINDINGS = """## What changed between the two 10M runs, and why
 
-- **The BM25 index: most of both.** Built alone it holds 0.50 GiB at 500k and 1.94 GiB at 2M documents
-  (linear, about 1.05 KB a document in Python dicts): about 9.7 GiB at 10M. Building it was 9.9 s of the
-  10.6 s start-up at 500k (mapping the snapshot and replaying 1,000 changes: 0.7 s); at that rate about
-  215 s at 10M (loading a saved one: about 85 s). Since then a saved BM25 generation is served
-  memory-mapped (postings by term in .npy arrays; [lexical_memory.md](lexical_memory.md): after a load
-  at 1M documents 45 MiB resident instead of 1,080, 0 s instead of 21.8 s), so a restart neither holds
-  nor rebuilds it; not re-run at 10M. A corpus's first build now spills to a mapped generation every
-  250,000 documents and is saved at once ([lexical_build.md](lexical_build.md): at 3M documents a 1.6 GiB
-  peak instead of 3.7, 0.37 GiB resident after instead of 3.8; held, it was about 1.2 GiB per million).
-- **The checkpoint's copy of the IVF lists: fixed.** An incremental checkpoint reads `ann.faiss` into
-  memory to extend it (Faiss 1.15 aborts on `add` to lists mapped with `IO_FLAG_MMAP_IFC` and refuses
-  it with `IO_FLAG_MMAP`), then serves the new lists mapped from the file. The copy was freed, but glibc
-  kept its heap pages resident: up to the lists' size (3.66 GiB at 10M). The checkpoint now drops it and
-  calls `malloc_trim` (`indexes/checkpoint.py`, `tests/indexes/test_checkpoint_memory.py`). At 500k,
-  private / total resident after the serve part: 1.20 / 1.74 GiB before, 0.96 / 1.50 after; recall and
-  p50 unchanged. Expected at 10M: 9.3-10.5 GiB private instead of 12.95; not re-run at 10M.
-- **Not the cause** (checked at 500k): the old index (freed after the rebase), the old generation's
-  mappings (unmapped), the checkpoint's spilled copy of the rows (gone), the served lists (mapped, clean
-  file-backed pages).
-- **The checkpoint's 223 s were mostly its recall measure**: `exact_top_k` over every live row with
-  `faiss.knn`, which in Faiss 1.15 takes its BLAS path only from 128,000 queries: 9 s per 262,144-row
-  chunk for 200 queries. It is now a matrix product and a partial sort ([exact_top_k.md](exact_top_k.md):
-  4.3x at 1M rows, the same rows found).
+The first run (2026-11-28, on a box shared with other jobs) started in 183.8 s, held 12.95 GiB private
+(17.59 resident) and searched at 37 ms p50 (nprobe 128) / 63 ms (256); the re-run (2026-11-29, the idle
+2 cores, the same data recipe and index) started in **0.9 s**, holds **0.48 GiB private** (8.07 GiB
+resident, of which 7.6 are the mapped IVF lists and float16 rows: file pages of the page cache, shared
+between workers and reclaimable) and searches at **13.4 ms p50 (recall@10 .941, nprobe 128) / 23.8 ms
+(.956, nprobe 256)**. The recall is the same (the same index); the latency differs with the box's load
+and the page cache (the first nprobe measured pays the cold pages: 55 ms at 64). What made the
+difference:
+
+- **The BM25 index (most of the memory and nearly all of the start-up).** Held in Python it was about
+  1.05 KB a document (about 9.7 GiB at 10M) and rebuilt at every start (about 215 s at 10M, measured at
+  500k and extrapolated). A saved generation is now served memory-mapped
+  ([lexical_memory.md](lexical_memory.md)), so a restart neither holds nor rebuilds it: 943 MB on disk
+  at 10M. A replica's *first* start still
+  builds it from the database rows, spilled to mapped generations every 250k documents and merged
+  without holding the delta's arrays ([lexical_build.md](lexical_build.md)): at 10M that first start
+  took about 8.5 minutes (from the files' times: the runtime started at 06:45:36, the BM25 index was saved
+  at 06:54:03; the run that measured it apart then failed on a full disk, see below), and each spill
+  re-merges the growing base, so that time grows faster than linearly.
+- **The checkpoint's copy of the IVF lists.** An incremental checkpoint reads `ann.faiss` into memory to
+  extend it (Faiss 1.15 aborts on `add` to lists mapped with `IO_FLAG_MMAP_IFC`); glibc kept the freed
+  copy's pages resident (up to 3.66 GiB at 10M). The checkpoint now calls `malloc_trim`
+  (`indexes/checkpoint.py`, `tests/indexes/test_checkpoint_memory.py`).
+- **The checkpoint's recall measure** was most of its 223 s: `faiss.knn` takes its BLAS path only from
+  128,000 queries. It is now a matrix product and a partial sort ([exact_top_k.md](exact_top_k.md)): the
+  re-run's checkpoint took 110 s, and the data part's exact answers 235 s in all instead of 979.
+- **Disk.** A checkpoint writes a whole new generation (25.3 GiB at 10M: float32 rows 14.3, float16 rows
+  7.2, lists 3.7) before removing the old one, so a 10M corpus needs about 51 GiB free for its vectors.
+  The first attempt of this re-run, with the data part's 15 GiB of source vectors still on the disk, hit
+  ENOSPC in a checkpoint: the half-written generation was removed and the previous one stayed current
+  and served (as `tests/processes/test_full_disk.py` checks on a real full tmpfs).
+- **Workers.** 4 `pairank serve` workers on the folder: PSS 1.41 GiB against 0.54 for one (ratio 2.61,
+  the target is 1.5). Each worker's own interpreter, torch and encoder (about 0.3 GiB) now dominate,
+  because the index's 7.6 GiB are mapped files counted once, and this part's 20 searches per worker
+  touch few of their pages; the ratio is above the target because the shared part became small, not
+  because anything is copied per worker.
 """
 
 
