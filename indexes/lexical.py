@@ -235,9 +235,8 @@ class LexicalIndex:
         serve from it, mapped, with only the writes made during the save left in the delta; nothing is
         written when `folder`'s current generation is this index, unchanged since."""
         with self._saving:  # one save at a time: `_touched` follows one of them
-            # Writes wait only while the delta is copied (it is Python dicts they change); the merge with
-            # the mapped base, proportional to the corpus, runs after, and the writes made meanwhile are
-            # recorded in `_touched` and re-applied on top of the new generation.
+            # Writes wait only while the delta (the dicts they change) is copied; the merge with the base
+            # runs after, the writes made meanwhile recorded in `_touched` and re-applied on top of it.
             with self._lock.shared():
                 state = (folder.resolve(), self.hwm, self._writes)
                 if self._saved is not None and self._saved[0] == state:
@@ -267,13 +266,18 @@ class LexicalIndex:
         """Serve `base` (what the delta held when it was saved) plus the writes made since (`_touched`)."""
         touched, terms = self._touched or set(), self._terms
         self._touched = None
+        before = (self._base, self._terms, self._lengths, self._postings, self._arrays, self._total_length)
         self._base = base
         self._terms, self._lengths, self._postings, self._arrays = {}, {}, {}, {}
         self._total_length = 0
-        for doc_id in touched:
-            self._remove(doc_id)  # its saved state, if any, is stale
-            if doc_id in terms:
-                self._add(doc_id, terms[doc_id])
+        try:
+            for doc_id in touched:
+                self._remove(doc_id)  # its saved state, if any, is stale
+                if doc_id in terms:
+                    self._add(doc_id, terms[doc_id])
+        except BaseException:  # (out of memory) keep serving the old base and the whole delta
+            self._base, self._terms, self._lengths, self._postings, self._arrays, self._total_length = before
+            raise
 
     @classmethod
     def load(cls, folder: Path, analyser: Analyser | None = None) -> LexicalIndex | None:

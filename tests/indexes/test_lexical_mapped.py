@@ -116,16 +116,26 @@ def test_a_save_after_base_deletes_and_replacements_loads_the_same_scores(
     assert len([p for p in tmp_path.iterdir() if p.is_dir()]) == 1
 
 
+def apply_within(index: LexicalIndex, seconds: float, *args: object, **kwargs: object) -> None:
+    """`index.apply(...)` in another thread, failing the test if it has not finished in `seconds`."""
+    writer = threading.Thread(target=index.apply, args=args, kwargs=kwargs)
+    writer.start()
+    writer.join(seconds)
+    assert not writer.is_alive(), "the write waited for the save"
+
+
 @pytest.mark.parametrize("step", ["stage_generation", "publish_generation"])
 def test_writes_during_a_save_stay_in_the_delta(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str
 ) -> None:
     index = LexicalIndex(ANALYSER)
-    index.apply([(1, "shark flood"), (2, "moon"), (3, "virus moon")], hwm=3)
+    index.apply([(1, "shark flood"), (3, "virus moon"), (4, "zeta")], hwm=1)
+    index.save(tmp_path)  # a base, so that a write during the save changes what the save reads from
+    index.apply([(2, "moon")], deletes=[4], hwm=3)
     real = getattr(lexical_module, step)
 
     def write_while_saving(*args: object, **kwargs: object) -> Path:
-        index.apply([(2, "shark shark")], deletes=[3], hwm=5)  # while the merge runs, or before publishing
+        apply_within(index, 10, [(2, "shark shark")], deletes=[3], hwm=5)  # while merging or publishing
         return real(*args, **kwargs)  # type: ignore[no-any-return]
 
     monkeypatch.setattr(lexical_module, step, write_while_saving)
@@ -134,6 +144,7 @@ def test_writes_during_a_save_stay_in_the_delta(
     assert_same(index, truth)
     loaded = LexicalIndex.load(tmp_path, ANALYSER)
     assert loaded is not None and loaded.hwm == 3  # the generation holds the state the save began with
+    assert_same(loaded, {1: "shark flood", 2: "moon", 3: "virus moon"})
     loaded.apply([(2, "shark shark")], deletes=[3], hwm=5)
     assert_same(loaded, truth)
 
@@ -141,30 +152,71 @@ def test_writes_during_a_save_stay_in_the_delta(
 def test_a_write_does_not_wait_for_the_merge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The save copies the delta under the lock and merges it with the base without: a write (and so a
     search queued behind it) is not held for a merge proportional to the corpus."""
+    truth = {d: f"{WORDS[d % 7]} {WORDS[d % 5]}" for d in range(30)}
     index = LexicalIndex(ANALYSER)
-    index.apply([(d, f"{WORDS[d % 7]} {WORDS[d % 5]}") for d in range(30)], hwm=1)
+    index.apply(sorted(truth.items()), hwm=1)
     index.save(tmp_path)
     index.apply([(40, "shark moon")], hwm=2)
-    merging, release = threading.Event(), threading.Event()
+    merging, release, failures = threading.Event(), threading.Event(), []
     real = lexical_module.stage_generation
 
     def slow_merge(*args: object, **kwargs: object) -> Path:
         merging.set()
-        assert release.wait(30), "the write never came"
+        release.wait(30)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
+    def save() -> None:
+        try:
+            index.save(tmp_path)
+        except BaseException as error:  # noqa: BLE001 - re-raised in the test's thread below
+            failures.append(error)
+
     monkeypatch.setattr(lexical_module, "stage_generation", slow_merge)
-    saver = threading.Thread(target=index.save, args=(tmp_path,))
+    saver = threading.Thread(target=save)
     saver.start()
     assert merging.wait(30)
-    index.apply([(41, "walrus flood")], deletes=[3], hwm=3)  # would deadlock here if the merge held the lock
-    assert [doc for doc, _ in index.search("walrus", 5)] == [41]  # served while the merge runs
+    apply_within(index, 5, [(41, "walrus flood")], deletes=[3], hwm=3)  # while the merge is held up
+    assert [doc for doc, _ in index.search("walrus", 5)] == [41]  # and served during it
     release.set()
     saver.join(30)
-    assert not saver.is_alive()
-    assert 41 in index and 3 not in index and 40 in index
+    assert not saver.is_alive() and not failures, failures
+    truth.pop(3)
+    assert_same(index, {**truth, 40: "shark moon", 41: "walrus flood"})  # the writes on the new generation
     loaded = LexicalIndex.load(tmp_path, ANALYSER)
     assert loaded is not None and loaded.hwm == 2 and 40 in loaded and 41 not in loaded and 3 in loaded
+
+
+def test_a_rebase_that_fails_keeps_the_index_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Re-applying the writes made during a save onto the new generation may fail (out of memory): the
+    index then serves the old base and its whole delta, writes included, and the next save succeeds."""
+    index = LexicalIndex(ANALYSER)
+    index.apply([(1, "shark flood"), (2, "moon")], hwm=1)
+    index.save(tmp_path)
+    index.apply([(3, "virus moon")], hwm=2)
+    real_stage, real_add = lexical_module.stage_generation, LexicalIndex._add
+
+    def write_then_fail_rebase(*args: object, **kwargs: object) -> Path:
+        index.apply([(4, "zeta shark")], deletes=[1], hwm=3)
+
+        def no_memory(self: LexicalIndex, *_: object) -> None:
+            raise MemoryError
+
+        monkeypatch.setattr(LexicalIndex, "_add", no_memory)  # the rebase's re-apply of document 4
+        return real_stage(*args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(lexical_module, "stage_generation", write_then_fail_rebase)
+    with pytest.raises(MemoryError):
+        index.save(tmp_path)
+    monkeypatch.setattr(LexicalIndex, "_add", real_add)
+    monkeypatch.setattr(lexical_module, "stage_generation", real_stage)
+    truth = {2: "moon", 3: "virus moon", 4: "zeta shark"}
+    assert_same(index, truth)
+    index.save(tmp_path)
+    loaded = LexicalIndex.load(tmp_path, ANALYSER)
+    assert loaded is not None and loaded.hwm == 3
+    assert_same(loaded, truth)
 
 
 def test_a_multi_language_index_scores_the_same_after_a_save(tmp_path: Path) -> None:
