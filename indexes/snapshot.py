@@ -30,6 +30,7 @@ import faiss
 import numpy as np
 
 from indexes.durable import fsync_dir, fsync_file
+from indexes.npy_append import NpyAppender
 from indexes.vector_index import Base
 
 FORMAT_VERSION = 2
@@ -155,12 +156,9 @@ def _write_float16(path: Path, vectors: np.ndarray) -> None:
     """`vectors` as a float16 .npy file, converted a chunk at a time."""
     # Plain writes rather than a writable memmap: on a full disk a write raises ENOSPC (and the
     # generation is dropped), where a store into a mapped page would kill the process with SIGBUS.
-    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float16)), "fortran_order": False,
-              "shape": tuple(int(n) for n in vectors.shape)}  # fmt: skip
-    with path.open("wb") as handle:
-        np.lib.format.write_array_header_1_0(handle, header)
+    with NpyAppender(path, np.float16, vectors.shape[1:]) as out:
         for start in range(0, len(vectors), _CHUNK_ROWS):
-            handle.write(np.ascontiguousarray(vectors[start : start + _CHUNK_ROWS], np.float16).tobytes())
+            out.append(vectors[start : start + _CHUNK_ROWS])
 
 
 def _remove_stale_generations(folder: Path, keep: str) -> None:

@@ -38,3 +38,17 @@ def test_a_file_whose_writer_died_before_closing_does_not_load(tmp_path: Path) -
     out._handle.close()  # what a killed process leaves: the data, no header
     with pytest.raises(ValueError):
         np.load(path, mmap_mode="r")
+
+
+def test_rows_of_a_matrix_load_as_the_matrix(tmp_path: Path) -> None:
+    """Pieces of rows (a 2-d array a chunk at a time, converted to the file's dtype) load as the whole."""
+    matrix = np.random.default_rng(0).standard_normal((1000, 7)).astype(np.float32)
+    path = tmp_path / "rows.npy"
+    with NpyAppender(path, np.float16, (7,)) as out:
+        for start in range(0, 1000, 300):
+            out.append(matrix[start : start + 300])
+    loaded = np.load(path, mmap_mode="r")
+    assert loaded.dtype == np.float16 and loaded.shape == (1000, 7)
+    assert np.array_equal(loaded, matrix.astype(np.float16))
+    with pytest.raises(ValueError), NpyAppender(tmp_path / "other.npy", np.float16, (7,)) as other:
+        other.append(matrix[:, :3])  # rows of another width
