@@ -98,7 +98,7 @@ def drive_soak(
         time.sleep(sample_every)
     calls = load.stop()
     by_op = {op: summary([c for c in calls if c.op == op]) for op in sorted({c.op for c in calls})}
-    measures = ["rss_mib", "pss_mib", "open_fds"] + (["db_connections"] if connections else [])
+    measures = ["rss_mib", "pss_mib", "open_fds", "other_fds"] + (["db_connections"] if connections else [])
     return {
         "seconds": seconds,
         "rate_per_s": rate,

@@ -8,6 +8,7 @@ LABELS = {
     "rss_mib": "RSS (MiB)",
     "pss_mib": "PSS (MiB)",
     "open_fds": "open file descriptors",
+    "other_fds": "of which neither pooled SQLite files nor a checkpoint's",
     "db_connections": "database connections",
 }
 

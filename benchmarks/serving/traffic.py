@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import random
 import sys
 import threading
@@ -143,12 +144,30 @@ def windows(calls: list[Call], seconds: float) -> list[dict[str, Any]]:
     return out
 
 
+# What a bounded pool or a checkpoint in flight holds open: SQLite's files (each pooled connection has
+# the database and its WAL open; the pool is bounded) and a checkpoint's lock and staged generation.
+POOLED_SUFFIXES = (".db", ".db-wal", ".db-shm")
+CHECKPOINT_MARKS = (".checkpoint.lock", "/.tmp-")
+
+
+def open_files(pid: int) -> tuple[int, int]:
+    """A process's open file descriptors: all of them, and those neither a pool nor a checkpoint holds."""
+    targets = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            targets.append(os.readlink(fd))
+        except OSError:  # closed between the listing and the read
+            continue
+    held = sum(1 for t in targets if t.endswith(POOLED_SUFFIXES) or any(m in t for m in CHECKPOINT_MARKS))
+    return len(targets), len(targets) - held
+
+
 def process_memory(pid: int) -> dict[str, float]:
-    """RSS and PSS (MiB, from smaps_rollup) and open file descriptors of a process."""
+    """RSS and PSS (MiB, from smaps_rollup) and open file descriptors of a process (see open_files)."""
     values: dict[str, float] = {}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
         key, _, rest = line.partition(":")
         if key in ("Rss", "Pss"):
             values[key.lower() + "_mib"] = round(int(rest.split()[0]) / 1024, 1)
-    values["open_fds"] = len(list(Path(f"/proc/{pid}/fd").iterdir()))
+    values["open_fds"], values["other_fds"] = open_files(pid)
     return values

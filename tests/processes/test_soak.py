@@ -61,6 +61,11 @@ def test_short_soak_answers_everything_and_grows_nothing(
     assert result["achieved_per_s"] >= 15
     growth = result["growth"]
     assert abs(growth["rss_mib"]["growth_percent"]) <= 10, growth
-    assert growth["open_fds"]["last_minute"] <= growth["open_fds"]["first_minute"] + 3, growth
+    # A leak grows the descriptors nothing bounds; SQLite's pool (30 connections, each holding the
+    # database and its WAL) may still grow late on a slow machine, and a checkpoint holds a lock and
+    # staged files while it runs: those are bounded instead.
+    assert growth["other_fds"]["last_minute"] <= growth["other_fds"]["first_minute"] + 3, growth
+    held = [s["open_fds"] - s["other_fds"] for s in result["samples"]]
+    assert max(held) <= 2 * 30 + 1 + 8, held
     if counter is not None:
         assert growth["db_connections"]["peak"] <= growth["db_connections"]["first_minute"] + 3, growth
