@@ -42,18 +42,18 @@ from bench_common import command_line, machine, percentile  # noqa: E402
 from index_compact import resident_bytes  # noqa: E402
 from index_scale_parts import (  # noqa: E402
     identity,
-    measure_workers,
     seed_database,
     settings_for,
     start_runtime,
     upserts_and_checkpoint,
 )
+from worker_memory import measure_workers  # noqa: E402
 
 from app.stores.lexical_store import lexical_folder  # noqa: E402
 from indexes.ann import exact_top_k  # noqa: E402
 from indexes.checkpoint import checkpoint  # noqa: E402
 from indexes.lexical_base import CURRENT  # noqa: E402
-from indexes.snapshot import snapshot_dir  # noqa: E402
+from indexes.snapshot import load_snapshot, snapshot_dir  # noqa: E402
 from indexes.spec import IndexSpec  # noqa: E402
 from indexes.vector_index import Base, VectorIndex  # noqa: E402
 
@@ -179,33 +179,51 @@ def part_serve(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[st
     try:
         out.update(upserts_and_checkpoint(runtime, service))
         served = runtime.serving.state().store.get("bench").index
-        queries, truth = np.load(work / "queries.npy"), np.load(work / "truth.npy")
-        out["search"] = {}
-        for nprobe in args.nprobe:
-            spec = IndexSpec.from_dict({**served.spec.to_dict(), "nprobe": nprobe})
-            index = VectorIndex(DIMENSION, spec, served.base)
-            for query in queries[:50]:  # warm-up: the lists and rows these probes touch
-                index.search(query[None], K)
-            times, hits = [], 0
-            for query, expected in zip(queries, truth, strict=True):
-                begun = time.perf_counter()
-                found = index.search(query[None], K)[0]
-                times.append((time.perf_counter() - begun) * 1000)
-                hits += len({d for d, _ in found} & set(expected.tolist()))
-            begun = time.perf_counter()
-            with ThreadPoolExecutor(8) as pool:  # 8 clients, one query each at a time
-                list(pool.map(lambda q, index=index: index.search(q[None], K), np.tile(queries, (2, 1))))
-            out["search"][f"nprobe={nprobe}"] = {
-                "p50_ms": round(percentile(times, 0.5), 2),
-                "p99_ms": round(percentile(times, 0.99), 2),
-                "recall_at_10": round(hits / truth.size, 4),
-                "queries_per_second_8_clients": round(2 * len(queries) / (time.perf_counter() - begun), 1),
-            }
-            print(nprobe, out["search"][f"nprobe={nprobe}"], file=sys.stderr)
+        out["search"] = measure_probes(served.base, served.spec, work, args.nprobe)
         out["resident_gib"] = {k: round(v / 2**30, 2) for k, v in resident_bytes().items()}
     finally:
         runtime.close()
     return out
+
+
+def measure_probes(base: Base, spec: IndexSpec, work: Path, nprobes: list[int]) -> dict[str, Any]:
+    """Search p50/p99, recall@10 against exact float32 and 8-client throughput per nprobe."""
+    queries, truth = np.load(work / "queries.npy"), np.load(work / "truth.npy")
+    out: dict[str, Any] = {}
+    for nprobe in nprobes:
+        index = VectorIndex(DIMENSION, IndexSpec.from_dict({**spec.to_dict(), "nprobe": nprobe}), base)
+        for query in queries[:50]:  # warm-up: the lists and rows these probes touch
+            index.search(query[None], K)
+        times, hits = [], 0
+        for query, expected in zip(queries, truth, strict=True):
+            begun = time.perf_counter()
+            found = index.search(query[None], K)[0]
+            times.append((time.perf_counter() - begun) * 1000)
+            hits += len({d for d, _ in found} & set(expected.tolist()))
+        begun = time.perf_counter()
+        with ThreadPoolExecutor(8) as pool:  # 8 clients, one query each at a time
+            list(pool.map(lambda q, index=index: index.search(q[None], K), np.tile(queries, (2, 1))))
+        out[f"nprobe={nprobe}"] = {
+            "p50_ms": round(percentile(times, 0.5), 2),
+            "p99_ms": round(percentile(times, 0.99), 2),
+            "recall_at_10": round(hits / truth.size, 4),
+            "queries_per_second_8_clients": round(2 * len(queries) / (time.perf_counter() - begun), 1),
+        }
+        print(nprobe, out[f"nprobe={nprobe}"], file=sys.stderr)
+    return out
+
+
+def part_search(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[str, Any]:
+    """The build's snapshot mapped as the store maps it (no service, no BM25): searches per nprobe."""
+    target = snapshot_dir(settings_for(work, model_dir).index_dir, 1, identity(work, model_dir))
+    loaded = load_snapshot(target, identity(work, model_dir))
+    assert loaded is not None, f"no snapshot in {target}: run --part build first"
+    spec = IndexSpec.from_dict(loaded.manifest["spec"])
+    return {
+        "spec": spec.to_dict(),
+        "search": measure_probes(loaded.base, spec, work, args.nprobe),
+        "resident_gib": {k: round(v / 2**30, 2) for k, v in resident_bytes().items()},
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -213,11 +231,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--part", choices=["data", "build", "serve", "workers"], required=True)
+    parser.add_argument("--part", choices=["data", "build", "serve", "search", "workers"], required=True)
     parser.add_argument("--size", type=int, default=10_000_000)
     parser.add_argument("--nlist", type=int, default=16_384)
     parser.add_argument("--nprobe", type=int, nargs="+", default=[32, 64, 128])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--searches", type=int, nargs="+", default=[20],
+        help="workers: /rank calls per worker before a measure (several: one measure after each total)",
+    )  # fmt: skip
     parser.add_argument("--real-texts", type=int, default=20_000)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--workdir", type=Path, default=REPO / "data" / "bench-10m")
@@ -236,8 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         row = part_build(args, args.workdir, model_dir)
     elif args.part == "serve":
         row = part_serve(args, args.workdir, model_dir)
+    elif args.part == "search":
+        row = part_search(args, args.workdir, model_dir)
     else:
-        row = measure_workers(args.workdir, model_dir)
+        row = measure_workers(args.workdir, model_dir, searches_per_worker=args.searches)
     row.update(command=command_line("scale_10m.py", argv), machine=machine())
     results = json.loads(args.output.read_text()) if args.output.is_file() else {}
     results.setdefault(str(args.size), {})[args.part] = row

@@ -18,8 +18,10 @@ TARGETS = (
 
 def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
     lines = [f"## {int(size):,} documents", ""]
-    for part in ("data", "build", "serve", "workers"):
+    for part in ("data", "build", "serve", "search", "workers"):
         row = parts.get(part)
+        if row is None and part == "search":
+            continue  # an optional part: more nprobe values on the built snapshot
         if row is None:
             lines += [f"- **{part}**: not run yet.", ""]
             continue
@@ -49,24 +51,49 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
                 f"{row['upsert_ms']['p50']} / {row['upsert_ms']['p95']} ms; checkpoint "
                 f"{row['checkpoint_seconds']} s; resident {row['resident_gib']} GiB."
             )
-            lines += [
-                "",
-                "  | nprobe | p50 ms | p99 ms | recall@10 | queries/s, 8 clients |",
-                "  |---|---:|---:|---:|---:|",
-            ]
-            for name, measured in row["search"].items():
-                lines.append(
-                    f"  | {name.split('=')[1]} | {measured['p50_ms']} | {measured['p99_ms']} | "
-                    f"{measured['recall_at_10']} | {measured['queries_per_second_8_clients']} |"
-                )
+            lines += _search_table(row["search"])
             if row.get("recall_note"):
                 lines += ["", f"  Note: {row['recall_note']}."]
-        else:
+        elif part == "search":
+            lines.append(
+                f"  the build's snapshot mapped as the store maps it, searched in one process (no service, "
+                f"no BM25); resident {row['resident_gib']} GiB."
+            )
+            lines += _search_table(row["search"])
+        elif "by_searches" not in row:
             lines.append(
                 f"  1 worker RSS {row['1']['rss_gib']} / PSS {row['1']['pss_gib']} GiB; 4 workers RSS "
                 f"{row['4']['rss_gib']} / PSS {row['4']['pss_gib']} GiB; PSS ratio {row['pss_ratio_4_to_1']}."
             )
+        else:
+            lines += [
+                "",
+                "  | /rank calls per worker | 1 worker PSS GiB | 4 workers PSS GiB | ratio "
+                "| index resident per worker, 1 / 4 workers (GiB) |",
+                "  |---:|---:|---:|---:|---:|",
+            ]
+            for step in row["by_searches"]:
+                one, four = step["1"], step["4"]
+                lines.append(
+                    f"  | {step['searches_per_worker']:,} | {one['pss_gib']} | {four['pss_gib']} | "
+                    f"{step['pss_ratio_4_to_1']} | {one['index_resident_gib_per_worker']} / "
+                    f"{four['index_resident_gib_per_worker']} |"
+                )
         lines.append("")
+    return lines
+
+
+def _search_table(search: dict[str, Any]) -> list[str]:
+    lines = [
+        "",
+        "  | nprobe | p50 ms | p99 ms | recall@10 | queries/s, 8 clients |",
+        "  |---|---:|---:|---:|---:|",
+    ]
+    for name, measured in search.items():
+        lines.append(
+            f"  | {name.split('=')[1]} | {measured['p50_ms']} | {measured['p99_ms']} | "
+            f"{measured['recall_at_10']} | {measured['queries_per_second_8_clients']} |"
+        )
     return lines
 
 
@@ -129,15 +156,18 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    served = {size: parts["serve"]["search"] for size, parts in results.items() if "serve" in parts}
+    served = {
+        f"{int(size):,}{' (' + part + ' part)' if part == 'search' else ''}": parts[part]["search"]
+        for size, parts in sorted(results.items(), key=lambda item: int(item[0]))
+        for part in ("serve", "search")
+        if part in parts
+    }
     if not served:
         return False
     figure, axes = plt.subplots(figsize=(6, 4))
-    for size, search in sorted(served.items(), key=lambda item: int(item[0])):
+    for label, search in served.items():
         points = list(search.values())
-        axes.plot(
-            [p["p50_ms"] for p in points], [p["recall_at_10"] for p in points], "o-", label=f"{int(size):,}"
-        )
+        axes.plot([p["p50_ms"] for p in points], [p["recall_at_10"] for p in points], "o-", label=label)
         for name, point in search.items():
             axes.annotate(name, (point["p50_ms"], point["recall_at_10"]), fontsize=7)
     axes.axhline(0.95, color="grey", linestyle=":")

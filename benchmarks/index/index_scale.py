@@ -28,13 +28,13 @@ from bench_common import command_line, machine  # noqa: E402
 from index_scale_parts import (  # noqa: E402
     ann_settings,
     measure_search,
-    measure_workers,
     seed_database,
     start_runtime,
     synthetic_vectors,
     upserts_and_checkpoint,
     write_snapshot,
 )
+from worker_memory import measure_workers  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 DIMENSION = 384

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
-import signal
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 from sqlalchemy import insert, select
 
@@ -228,52 +223,3 @@ def _label(spec: IndexSpec, size: int) -> str:
         return f"hnsw M={spec.m} efSearch={spec.ef_search}"
     compressed = f"-{spec.compression}" if spec.compression != "none" else ""
     return f"ivf{compressed} nlist={spec.lists(size)} nprobe={spec.nprobe}"
-
-
-def _memory(pid: int) -> tuple[int, int]:
-    rollup = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
-    fields = {line.split()[0].rstrip(":"): int(line.split()[1]) for line in rollup[1:] if line.split()}
-    return fields.get("Rss", 0) * 1024, fields.get("Pss", 0) * 1024
-
-
-def measure_workers(folder: Path, model_dir: Path) -> dict[str, Any]:
-    """RSS and PSS (shared pages split between sharers) of `pairank serve --workers 1` and `--workers 4`."""
-    out: dict[str, Any] = {}
-    for workers in (1, 4):
-        env = {
-            **os.environ,
-            "PAIRANK_DATA_DIR": str(folder / "data"),
-            "PAIRANK_MODEL": str(model_dir),
-            "PAIRANK_MODEL_CACHE_DIR": str(folder.parent / "model-exports"),
-            "PAIRANK_SYNC_SECONDS": "0",
-            "PAIRANK_AUTH": "disabled",
-            "PAIRANK_RATE_LIMIT": "0",
-        }
-        port = 18000 + workers
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pairank.cli", "serve", "--port", str(port), "--workers", str(workers)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as http:
-                deadline = time.monotonic() + 600
-                ready = 0
-                while time.monotonic() < deadline and ready < 4 * workers:
-                    with contextlib.suppress(httpx.TransportError):
-                        ready = ready + 1 if http.get("/ready").status_code == 200 else 0
-                    time.sleep(0.2)
-                for i in range(20 * workers):  # every worker searches (and touches its pages)
-                    http.post("/v1/corpora/bench/rank", json={"query": f"claim number {i}", "k": 10})
-            children = [
-                int(p) for p in Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-            ]
-            pids = children if workers > 1 else [process.pid]
-            rss, pss = zip(*(_memory(pid) for pid in pids), strict=True)
-            out[str(workers)] = {"rss_gib": round(sum(rss) / 2**30, 2), "pss_gib": round(sum(pss) / 2**30, 2)}
-        finally:
-            process.send_signal(signal.SIGINT)
-            process.wait(60)
-    out["pss_ratio_4_to_1"] = round(out["4"]["pss_gib"] / out["1"]["pss_gib"], 2)
-    return out
