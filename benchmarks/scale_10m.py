@@ -61,9 +61,14 @@ DIMENSION, K, CHUNK = 384, 10, 250_000
 RESULTS = REPO / "benchmarks" / "scale_10m.json"
 
 
-def compact_spec(size: int, nlist: int) -> IndexSpec:
-    """The corpus's index: IVF with int8 codes, the top 100 re-scored from float16 rows on disk."""
-    return IndexSpec(type="ivf", nlist=min(nlist, size // 64), nprobe=64, compression="sq8", refine=100)
+def compact_spec(size: int, nlist: int, compression: str = "sq8") -> IndexSpec:
+    """The corpus's index: IVF with int8 codes (the top 100 re-scored from float16 rows on disk) or with
+    48-byte PQ codes (the top 200 re-scored: index_scale.md's compact table at 1M)."""
+    refine = 100 if compression == "sq8" else 200
+    lists = min(nlist, size // 64)
+    return IndexSpec.from_dict(
+        {"type": "ivf", "nlist": lists, "nprobe": 64, "compression": compression, "refine": refine}
+    )
 
 
 def real_vectors(data: Path | None, texts: int, queries: int) -> tuple[np.ndarray, np.ndarray]:
@@ -117,7 +122,7 @@ def write_vectors(work: Path, size: int, real: np.ndarray, seed: int = 0) -> np.
 def part_data(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     """Rows in SQLite, vectors on disk, queries and their exact answers."""
     started = time.perf_counter()
-    ids = seed_database(work, args.size, spec=compact_spec(args.size, args.nlist))
+    ids = seed_database(work, args.size, spec=compact_spec(args.size, args.nlist, args.compression))
     np.save(work / "ids.npy", ids)
     seeded = time.perf_counter() - started
     real, real_queries = real_vectors(args.data, args.real_texts, args.queries // 2)
@@ -147,7 +152,7 @@ def part_build(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[st
     ids = np.load(work / "ids.npy")
     order = np.argsort(ids, kind="stable")
     base = Base(vectors, ids, np.ones(len(ids), bool), ids[order], order.astype(np.int64))
-    spec = compact_spec(len(ids), args.nlist)
+    spec = compact_spec(len(ids), args.nlist, args.compression)
     index = VectorIndex(DIMENSION, spec, base)
     target = snapshot_dir(settings_for(work, model_dir).index_dir, 1, identity(work, model_dir))
     result = checkpoint(index, target, "bench", identity(work, model_dir))
@@ -234,6 +239,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", choices=["data", "build", "serve", "search", "workers"], required=True)
     parser.add_argument("--size", type=int, default=10_000_000)
     parser.add_argument("--nlist", type=int, default=16_384)
+    parser.add_argument(
+        "--compression", choices=["sq8", "pq"], default="sq8",
+        help="data and build: the corpus's codes (pq rows are kept apart in the JSON: SIZE pq)",
+    )  # fmt: skip
     parser.add_argument("--nprobe", type=int, nargs="+", default=[32, 64, 128])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument(
@@ -264,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
         row = measure_workers(args.workdir, model_dir, searches_per_worker=args.searches)
     row.update(command=command_line("scale_10m.py", argv), machine=machine())
     results = json.loads(args.output.read_text()) if args.output.is_file() else {}
-    results.setdefault(str(args.size), {})[args.part] = row
+    key = str(args.size) if args.compression == "sq8" else f"{args.size} {args.compression}"
+    results.setdefault(key, {})[args.part] = row
     args.output.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(row, indent=1))
     return 0

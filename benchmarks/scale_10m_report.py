@@ -17,7 +17,8 @@ TARGETS = (
 
 
 def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
-    lines = [f"## {int(size):,} documents", ""]
+    count, _, codes = size.partition(" ")
+    lines = [f"## {int(count):,} documents" + (f", IVF-{codes.upper()}" if codes else ""), ""]
     for part in ("data", "build", "serve", "search", "workers"):
         row = parts.get(part)
         if row is None and part == "search":
@@ -83,6 +84,17 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _order(key: str) -> tuple[int, str]:
+    """Largest corpus first; at one size the sq8 rows (key: the size alone) before other codes."""
+    count, _, codes = key.partition(" ")
+    return -int(count), codes
+
+
+def _label(key: str) -> str:
+    count, _, codes = key.partition(" ")
+    return f"{int(count):,} IVF-{(codes or 'sq8').upper()}"
+
+
 def _search_table(search: dict[str, Any]) -> list[str]:
     lines = [
         "",
@@ -144,7 +156,7 @@ difference:
 def to_markdown(results: dict[str, Any]) -> str:
     """The page: one section per corpus size, each part with its command, then what was found since."""
     lines = ["# Ten million documents on one machine", "", TARGETS, ""]
-    for size in sorted(results, key=int, reverse=True):
+    for size in sorted(results, key=_order):
         lines += _size_section(size, results[size])
     return "\n".join(lines).rstrip() + "\n\n" + FINDINGS
 
@@ -157,8 +169,8 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     import matplotlib.pyplot as plt
 
     served = {
-        f"{int(size):,}{' (' + part + ' part)' if part == 'search' else ''}": parts[part]["search"]
-        for size, parts in sorted(results.items(), key=lambda item: int(item[0]))
+        f"{_label(size)}{' (' + part + ' part)' if part == 'search' else ''}": parts[part]["search"]
+        for size, parts in sorted(results.items(), key=lambda item: _order(item[0]))
         for part in ("serve", "search")
         if part in parts
     }
@@ -173,7 +185,7 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     axes.axhline(0.95, color="grey", linestyle=":")
     axes.axvline(20, color="grey", linestyle=":")
     axes.set(
-        xlabel="single-query p50 (ms)", ylabel="recall@10 vs exact float32", title="IVF-sq8 + float16 refine"
+        xlabel="single-query p50 (ms)", ylabel="recall@10 vs exact float32", title="IVF + float16 refine"
     )
     axes.legend(title="documents")
     figure.tight_layout()
