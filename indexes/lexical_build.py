@@ -1,5 +1,6 @@
 """A first BM25 build that never holds the whole corpus in Python: what it has read goes to a mapped
-generation every so many documents (issue 41: a fresh replica rebuilding ten million documents)."""
+segment every so many documents, the segments merged once at the end (issue 41: a fresh replica
+rebuilding ten million documents)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,16 @@ from pathlib import Path
 from typing import IO
 
 from indexes.analysis import Analyser
-from indexes.lexical import LexicalIndex
+from indexes.lexical import FORMAT_VERSION, LexicalIndex
+from indexes.lexical_base import LexicalBase
+from indexes.lexical_segments import merge_segments
+from indexes.lexical_write import publish_generation
 
-# Python postings cost about 1.2 GiB per million documents; each spill re-merges the growing base (read
-# mapped, written streamed). benchmarks/lexical_build.md at 3M documents: held, the build and its save
-# peak 4.5 GiB above the start; spilled every 250k, 1.1 GiB for 5% more time (an earlier run: every 1M,
-# 2.1 GiB, when a spill's merge still held the new arrays in memory).
+# Python postings cost about 1.2 GiB per million documents, so a build spills every 250k documents: to a
+# segment of its own while ids ascend, all merged once at the end (indexes/lexical_segments.py; spilling
+# into one growing generation re-merged every posting at each spill: quadratic, 8.5 min at 10M).
+# benchmarks/lexical_build.md at 3M documents: held, the build and its save peak 4.5 GiB above the start;
+# spilled every 250k, 1.1 GiB for 5% more time.
 SPILL_EVERY = 250_000
 BUILD_PREFIX = ".lexical-build-"
 _LOCK = ".lock"
@@ -35,19 +40,53 @@ def build_index(
     """An index of (id, text, own language) batches; with `scratch`, spilled to a generation every
     `spill_every` documents.
 
-    The generations go to a folder of `scratch` private to this build (never loaded as a snapshot: the
-    build is not complete), locked while the build runs and removed at the end; its last generation
-    stays mapped (an unlinked file lives while mapped) until the caller saves the index elsewhere."""
+    While the batches' ids ascend (a build reads the database's pages in id order) each spill is a
+    segment of its own, merged with the others once at the end (indexes/lexical_segments.py); a batch
+    with an id not above every spilled one merges the segments then and goes on spilling into that
+    one growing generation. The generations go to a folder of `scratch` private to this build (never
+    loaded as a snapshot: the build is not complete), locked while the build runs and removed at the
+    end; the last one stays mapped (an unlinked file lives while mapped) until the caller saves the
+    index elsewhere."""
     index = LexicalIndex(analyser)
+    segments: list[Path] = []  # the spilled segments' generations (empty once merged into one)
+    highest = spilled_above = -1  # the highest id applied; the highest in a spilled segment
+    merged = False  # segments given up: spills merge into the one generation
     with contextlib.ExitStack() as stack:
         folder: Path | None = None
         for batch in batches:
+            ids = [doc_id for doc_id, _, _ in batch]
+            if segments and ids and min(ids) <= spilled_above:
+                index, segments, merged = _merge(folder, segments, index), [], True
+            highest = max([highest, *ids])
             languages = {doc_id: language for doc_id, _, language in batch}
             index.apply([(doc_id, text) for doc_id, text, _ in batch], languages=languages)
             if scratch is not None and index.delta_documents() >= spill_every:
                 folder = folder or stack.enter_context(_build_folder(scratch))
-                index.save(folder)
+                if merged:
+                    index.save(folder / "merged")
+                    continue
+                segments.append(index.save(folder / f"segment-{len(segments):05d}"))
+                spilled_above = highest
+                index = LexicalIndex(analyser)
+        if segments:
+            index = _merge(folder, segments, index)
     return index
+
+
+def _merge(folder: Path | None, segments: list[Path], current: LexicalIndex) -> LexicalIndex:
+    """The segments and `current`'s documents as one generation in `folder`/merged, mapped."""
+    assert folder is not None  # a segment was spilled there
+    if current.delta_documents():
+        segments = [*segments, current.save(folder / f"segment-{len(segments):05d}")]
+    target = folder / "merged"
+    staged = merge_segments(target, [LexicalBase.open(generation) for generation in segments])
+    manifest = {"format_version": FORMAT_VERSION, "hwm": 0, "analyser": current.analyser.describe()}
+    publish_generation(target, staged, manifest)
+    for generation in segments:  # their pages stay mapped by nothing: the merged generation holds all
+        shutil.rmtree(generation.parent, ignore_errors=True)
+    merged = LexicalIndex.load(target, current.analyser)
+    assert merged is not None, f"the merged generation in {target} does not load"
+    return merged
 
 
 def sweep_builds(scratch: Path) -> int:

@@ -8,11 +8,12 @@ runs without it, so writes (and the searches queued behind a waiting write) do n
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from indexes.durable import fsync_dir, fsync_file
 from indexes.lexical_base import CURRENT, LexicalBase
 from indexes.npy_append import NpyAppender
 
-__all__ = ["Delta", "publish_generation", "stage_generation"]
+__all__ = ["Delta", "publish_generation", "stage_generation", "staged_folder"]
 
 STAGING = ".tmp-gen-"  # a generation being written: never loaded, swept by the next save's writer
 _CHUNK_POSTINGS = 1 << 22  # a save sorts and writes this many postings at a time
@@ -62,18 +63,26 @@ def stage_generation(folder: Path, base: LexicalBase | None, dead: np.ndarray, d
     """Write a new generation (the base's documents not `dead`, plus the delta's) to a staging folder.
 
     `publish_generation` makes it current; when this fails (a full disk) nothing is left behind."""
+    with staged_folder(folder) as tmp:
+        _merge(base, dead, delta, tmp)
+        return tmp
+
+
+@contextlib.contextmanager
+def staged_folder(folder: Path) -> Iterator[Path]:
+    """A new staging folder in `folder` for a generation's files: fsynced when the block ends, removed
+    when it raises (a full disk leaves nothing behind)."""
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f"{STAGING}{uuid.uuid4().hex[:12]}"
     try:
         tmp.mkdir()
-        _merge(base, dead, delta, tmp)
+        yield tmp
         for child in tmp.iterdir():  # on disk before CURRENT can name it: a crash leaves the old one
             fsync_file(child)
         fsync_dir(tmp)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return tmp
 
 
 def sweep_staging(folder: Path) -> int:

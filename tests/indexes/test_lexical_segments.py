@@ -1,0 +1,135 @@
+"""A first build's segments merge into the very generation one save of all their documents writes (array
+for array), whatever the segments' sizes, order and dead rows; the spilling build, segmented while its
+batches' ids ascend and merging into one generation when they stop, indexes what a held build does."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexes.analysis import Analyser
+from indexes.lexical import LexicalIndex
+from indexes.lexical_base import ARRAYS, LexicalBase
+from indexes.lexical_build import build_index
+from indexes.lexical_segments import merge_segments
+from indexes.lexical_write import STAGING
+
+WORDS = ["shark", "highway", "flood", "vaccine", "moon", "bleach", "router", "carrot", "plastic", "émeute",
+         "earth", "python", "tower", "dängerous", "z"]  # fmt: skip
+
+
+def text(rng: random.Random) -> str:
+    """A short random text (sometimes with a word only it has, so vocabularies differ)."""
+    words = rng.choices(WORDS, k=rng.randint(1, 7))
+    if rng.random() < 0.3:
+        words.append(f"rare{rng.randint(0, 10**6)}")
+    return " ".join(words)
+
+
+def arrays(generation: Path) -> dict[str, np.ndarray]:
+    """A generation's arrays, read whole."""
+    return {name: np.load(generation / f"{name}.npy") for name in ARRAYS}
+
+
+def assert_same(left: dict[str, np.ndarray], right: dict[str, np.ndarray]) -> None:
+    """The same arrays: values and dtypes."""
+    for name in ARRAYS:
+        assert left[name].dtype == right[name].dtype, name
+        np.testing.assert_array_equal(left[name], right[name], err_msg=name)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    documents=st.integers(1, 60),
+    segments=st.integers(1, 5),
+    dead_share=st.sampled_from([0.0, 0.2, 1.0]),
+)
+def test_merged_segments_are_the_generation_one_save_writes(
+    seed: int, documents: int, segments: int, dead_share: float
+) -> None:
+    rng = random.Random(seed)
+    ids = rng.sample(range(10_000), documents)
+    texts = {doc_id: text(rng) for doc_id in ids}
+    groups = [ids[i::segments] for i in range(segments)]  # disjoint, ids in any order
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        bases, live = [], []
+        for number, group in enumerate(groups):
+            part = LexicalIndex(Analyser("en"))
+            part.apply([(doc_id, texts[doc_id]) for doc_id in group])
+            if not group:
+                continue
+            generation = part.save(folder / f"segment-{number}")
+            base = LexicalBase.open(generation)
+            for doc_id in group:  # removed after its segment was written: a dead row to skip
+                if rng.random() < dead_share:
+                    base.remove(doc_id)
+                else:
+                    live.append(doc_id)
+            bases.append(base)
+        whole = LexicalIndex(Analyser("en"))
+        whole.apply([(doc_id, texts[doc_id]) for doc_id in sorted(live)])
+        expected = arrays(whole.save(folder / "whole"))
+        staged = merge_segments(folder / "merged", bases)
+        assert_same(arrays(staged), expected)
+
+
+def test_segments_sharing_a_document_do_not_merge_and_leave_nothing(tmp_path: Path) -> None:
+    bases = []
+    for number, ids in enumerate(([1, 2, 3], [3, 4])):
+        part = LexicalIndex(Analyser("en"))
+        part.apply([(doc_id, f"moon tower {doc_id}") for doc_id in ids])
+        bases.append(LexicalBase.open(part.save(tmp_path / f"segment-{number}")))
+    with pytest.raises(ValueError, match="share documents"):
+        merge_segments(tmp_path / "merged", bases)
+    assert not [p for p in (tmp_path / "merged").iterdir() if p.name.startswith(STAGING)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 10**6),
+    documents=st.integers(1, 80),
+    batch=st.integers(1, 12),
+    spill_every=st.integers(1, 30),
+    shuffled=st.booleans(),
+)
+def test_a_spilling_build_indexes_what_a_held_build_does(
+    seed: int, documents: int, batch: int, spill_every: int, shuffled: bool
+) -> None:
+    rng = random.Random(seed)
+    rows = [(doc_id, text(rng), None) for doc_id in range(documents)]
+    if shuffled:  # ids that stop ascending: the segments merge and spills go on into one generation
+        rng.shuffle(rows)
+    rows += [(rng.randrange(documents), text(rng), None) for _ in range(documents // 4)]  # re-writes
+    batches = [rows[i : i + batch] for i in range(0, len(rows), batch)]
+    held = build_index(batches, Analyser("en"))
+    with tempfile.TemporaryDirectory() as tmp:
+        spilled = build_index(batches, Analyser("en"), scratch=Path(tmp), spill_every=spill_every)
+        assert len(spilled) == len(held)
+        assert_same(arrays(spilled.save(Path(tmp) / "a")), arrays(held.save(Path(tmp) / "b")))
+        assert sorted(p.name for p in Path(tmp).iterdir()) == ["a", "b"]  # the build's folder is gone
+
+
+def test_a_full_disk_during_the_merge_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bases = []
+    for number, ids in enumerate(([1, 2], [3, 4])):
+        part = LexicalIndex(Analyser("en"))
+        part.apply([(doc_id, f"moon tower {doc_id}") for doc_id in ids])
+        bases.append(LexicalBase.open(part.save(tmp_path / f"segment-{number}")))
+
+    def full(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("indexes.lexical_segments.NpyAppender.append", full)
+    with pytest.raises(OSError, match="No space"):
+        merge_segments(tmp_path / "merged", bases)
+    assert list((tmp_path / "merged").iterdir()) == []
