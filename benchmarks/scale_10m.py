@@ -25,6 +25,7 @@ Every part reads what the earlier ones left in --workdir and merges its row into
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import resource
 import sys
@@ -191,12 +192,17 @@ def part_serve(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[st
     return out
 
 
-def measure_probes(base: Base, spec: IndexSpec, work: Path, nprobes: list[int]) -> dict[str, Any]:
-    """Search p50/p99, recall@10 against exact float32 and 8-client throughput per nprobe."""
+def measure_probes(
+    base: Base, spec: IndexSpec, work: Path, nprobes: list[int], refines: list[int] | None = None
+) -> dict[str, Any]:
+    """Search p50/p99, recall@10 against exact float32 and 8-client throughput per nprobe (and per
+    refine depth, when given: the candidates re-scored from the float16 rows)."""
     queries, truth = np.load(work / "queries.npy"), np.load(work / "truth.npy")
     out: dict[str, Any] = {}
-    for nprobe in nprobes:
-        index = VectorIndex(DIMENSION, IndexSpec.from_dict({**spec.to_dict(), "nprobe": nprobe}), base)
+    for nprobe, refine in itertools.product(nprobes, refines or [spec.refine]):
+        name = f"nprobe={nprobe}" + (f",refine={refine}" if refines else "")
+        changed = {**spec.to_dict(), "nprobe": nprobe, "refine": refine}
+        index = VectorIndex(DIMENSION, IndexSpec.from_dict(changed), base)
         for query in queries[:50]:  # warm-up: the lists and rows these probes touch
             index.search(query[None], K)
         times, hits = [], 0
@@ -208,13 +214,13 @@ def measure_probes(base: Base, spec: IndexSpec, work: Path, nprobes: list[int]) 
         begun = time.perf_counter()
         with ThreadPoolExecutor(8) as pool:  # 8 clients, one query each at a time
             list(pool.map(lambda q, index=index: index.search(q[None], K), np.tile(queries, (2, 1))))
-        out[f"nprobe={nprobe}"] = {
+        out[name] = {
             "p50_ms": round(percentile(times, 0.5), 2),
             "p99_ms": round(percentile(times, 0.99), 2),
             "recall_at_10": round(hits / truth.size, 4),
             "queries_per_second_8_clients": round(2 * len(queries) / (time.perf_counter() - begun), 1),
         }
-        print(nprobe, out[f"nprobe={nprobe}"], file=sys.stderr)
+        print(name, out[name], file=sys.stderr)
     return out
 
 
@@ -226,7 +232,7 @@ def part_search(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[s
     spec = IndexSpec.from_dict(loaded.manifest["spec"])
     return {
         "spec": spec.to_dict(),
-        "search": measure_probes(loaded.base, spec, work, args.nprobe),
+        "search": measure_probes(loaded.base, spec, work, args.nprobe, args.refine),
         "resident_gib": {k: round(v / 2**30, 2) for k, v in resident_bytes().items()},
     }
 
@@ -245,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     parser.add_argument("--nprobe", type=int, nargs="+", default=[32, 64, 128])
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--refine", type=int, nargs="+", help="search: refine depths (default: the spec's)")
     parser.add_argument(
         "--searches", type=int, nargs="+", default=[20],
         help="workers: /rank calls per worker before a measure (several: one measure after each total)",

@@ -102,8 +102,9 @@ def _search_table(search: dict[str, Any]) -> list[str]:
         "  |---|---:|---:|---:|---:|",
     ]
     for name, measured in search.items():
+        setting = name.removeprefix("nprobe=").replace(",refine=", ", refine ")
         lines.append(
-            f"  | {name.split('=')[1]} | {measured['p50_ms']} | {measured['p99_ms']} | "
+            f"  | {setting} | {measured['p50_ms']} | {measured['p99_ms']} | "
             f"{measured['recall_at_10']} | {measured['queries_per_second_8_clients']} |"
         )
     return lines
