@@ -260,6 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--workdir", type=Path, default=REPO / "data" / "bench-10m")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--key", help="the JSON entry (default: SIZE, or SIZE pq): 'SIZE CODES' for a rerun")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(REPO))  # the tiny model builder lives with the tests
@@ -280,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         row = measure_workers(args.workdir, model_dir, searches_per_worker=args.searches)
     row.update(command=command_line("scale_10m.py", argv), machine=machine())
     results = json.loads(args.output.read_text()) if args.output.is_file() else {}
-    key = str(args.size) if args.compression == "sq8" else f"{args.size} {args.compression}"
+    key = args.key or (str(args.size) if args.compression == "sq8" else f"{args.size} {args.compression}")
     results.setdefault(key, {})[args.part] = row
     args.output.write_text(json.dumps(results, indent=1) + "\n")
     print(json.dumps(row, indent=1))
