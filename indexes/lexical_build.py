@@ -18,6 +18,7 @@ from indexes.lexical import FORMAT_VERSION, LexicalIndex
 from indexes.lexical_base import LexicalBase
 from indexes.lexical_segments import merge_segments
 from indexes.lexical_write import publish_generation
+from indexes.memory import release_freed_memory
 
 # Python postings cost about 1.2 GiB per million documents, so a build spills every 250k documents: to a
 # segment of its own while ids ascend, all merged once at the end (indexes/lexical_segments.py; spilling
@@ -86,6 +87,7 @@ def _merge(folder: Path | None, segments: list[Path], current: LexicalIndex) -> 
         shutil.rmtree(generation.parent, ignore_errors=True)
     merged = LexicalIndex.load(target, current.analyser)
     assert merged is not None, f"the merged generation in {target} does not load"
+    release_freed_memory()  # the merge's row maps (8 bytes a document each) are gone: hand the heap back
     return merged
 
 
