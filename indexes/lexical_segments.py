@@ -18,12 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from indexes.lexical_base import LexicalBase
-from indexes.lexical_write import staged_folder
+from indexes.lexical_write import staged_folder, term_chunks
 from indexes.npy_append import NpyAppender
 
 __all__ = ["merge_segments"]
 
-_CHUNK_POSTINGS = 1 << 22  # postings sorted and written at a time
 _CHUNK_TERMS = 1 << 16  # vocabulary entries decoded at a time per segment
 
 
@@ -57,17 +56,12 @@ def _merge_segments(segments: Sequence[LexicalBase], out: Path) -> None:
     pointers = [np.asarray(s.pointers, np.int64) for s in segments]
     for mapped, pointer in zip(maps, pointers, strict=True):
         counts[mapped] += np.diff(pointer)  # a segment's terms are distinct: no repeated index
-    cumulative = np.cumsum(counts)
     kept_counts = np.zeros(size, np.int64)
-    start = 0
     with (
         NpyAppender(out / "rows.npy", np.int32) as rows_out,
         NpyAppender(out / "tfs.npy", np.int32) as tfs_out,
     ):
-        while start < size:
-            done = int(cumulative[start - 1]) if start else 0
-            stop = max(start + 1, int(np.searchsorted(cumulative, done + _CHUNK_POSTINGS, side="right")))
-            stop = min(stop, size)
+        for start, stop in term_chunks(counts):
             terms_, rows_, tfs_ = [], [], []
             for segment, mapped, pointer, new_row in zip(segments, maps, pointers, new_rows, strict=True):
                 first, last = np.searchsorted(mapped, [start, stop])
@@ -82,7 +76,6 @@ def _merge_segments(segments: Sequence[LexicalBase], out: Path) -> None:
             kept_counts[start:stop] = np.bincount(terms - start, minlength=stop - start)
             rows_out.append(rows[by])
             tfs_out.append(tfs[by])
-            start = stop
     kept = kept_counts > 0  # a term whose every document is dead leaves the vocabulary
     sizes = np.diff(offsets)
     arrays = {

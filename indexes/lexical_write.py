@@ -24,7 +24,7 @@ from indexes.durable import fsync_dir, fsync_file
 from indexes.lexical_base import CURRENT, LexicalBase
 from indexes.npy_append import NpyAppender
 
-__all__ = ["Delta", "publish_generation", "stage_generation", "staged_folder"]
+__all__ = ["Delta", "publish_generation", "stage_generation", "staged_folder", "term_chunks"]
 
 STAGING = ".tmp-gen-"  # a generation being written: never loaded, swept by the next save's writer
 _CHUNK_POSTINGS = 1 << 22  # a save sorts and writes this many postings at a time
@@ -137,16 +137,11 @@ def _merge(base: LexicalBase | None, dead: np.ndarray, delta: Delta, out: Path) 
     delta_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     estimate[merged_delta] += sizes
     counts = np.zeros(size, np.int64)
-    cumulative = np.cumsum(estimate)
-    start = 0
     with (
         NpyAppender(out / "rows.npy", np.int32) as rows_out,
         NpyAppender(out / "tfs.npy", np.int32) as tfs_out,
     ):
-        while start < size:
-            done = int(cumulative[start - 1]) if start else 0
-            stop = max(start + 1, int(np.searchsorted(cumulative, done + _CHUNK_POSTINGS, side="right")))
-            stop = min(stop, size)
+        for start, stop in term_chunks(estimate):
             terms_: list[np.ndarray] = []
             rows_: list[np.ndarray] = []
             tfs_: list[np.ndarray] = []
@@ -176,7 +171,6 @@ def _merge(base: LexicalBase | None, dead: np.ndarray, delta: Delta, out: Path) 
             counts[start:stop] = np.bincount(terms - start, minlength=stop - start)
             rows_out.append(rows)
             tfs_out.append(tfs)
-            start = stop
     kept = counts > 0  # a term whose every document is gone leaves the vocabulary
     vocabulary, offsets = _merged_vocabulary(base, fresh, merged_base, merged_fresh, kept)
     arrays = {
@@ -188,6 +182,18 @@ def _merge(base: LexicalBase | None, dead: np.ndarray, delta: Delta, out: Path) 
     }
     for key, array in arrays.items():
         np.save(out / f"{key}.npy", array)
+
+
+def term_chunks(postings: np.ndarray) -> Iterator[tuple[int, int]]:
+    """Consecutive [start, stop) ranges of terms, given each term's postings, of about a chunk of
+    postings each (at least one term): what a merge sorts and writes at a time."""
+    cumulative, start = np.cumsum(postings), 0
+    while start < len(postings):
+        done = int(cumulative[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(cumulative, done + _CHUNK_POSTINGS, side="right")))
+        stop = min(stop, len(postings))
+        yield start, stop
+        start = stop
 
 
 def _merged_vocabulary(

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexes import lexical_write
 from indexes.analysis import Analyser
 from indexes.lexical import LexicalIndex
 from indexes.lexical_base import ARRAYS, LexicalBase
@@ -50,9 +51,10 @@ def assert_same(left: dict[str, np.ndarray], right: dict[str, np.ndarray]) -> No
     documents=st.integers(1, 60),
     segments=st.integers(1, 5),
     dead_share=st.sampled_from([0.0, 0.2, 1.0]),
+    chunk=st.integers(1, 40),
 )
 def test_merged_segments_are_the_generation_one_save_writes(
-    seed: int, documents: int, segments: int, dead_share: float
+    seed: int, documents: int, segments: int, dead_share: float, chunk: int
 ) -> None:
     rng = random.Random(seed)
     ids = rng.sample(range(10_000), documents)
@@ -77,7 +79,9 @@ def test_merged_segments_are_the_generation_one_save_writes(
         whole = LexicalIndex(Analyser("en"))
         whole.apply([(doc_id, texts[doc_id]) for doc_id in sorted(live)])
         expected = arrays(whole.save(folder / "whole"))
-        staged = merge_segments(folder / "merged", bases)
+        with pytest.MonkeyPatch.context() as patch:  # many chunks of postings, not one
+            patch.setattr(lexical_write, "_CHUNK_POSTINGS", chunk)
+            staged = merge_segments(folder / "merged", bases)
         assert_same(arrays(staged), expected)
 
 
