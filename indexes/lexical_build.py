@@ -54,7 +54,8 @@ def build_index(
     merged = False  # segments given up: spills merge into the one generation
     with contextlib.ExitStack() as stack:
         folder: Path | None = None
-        for batch in batches:
+        for given in batches:
+            batch = list(given)  # read three times below: a one-pass iterator would be read once
             ids = [doc_id for doc_id, _, _ in batch]
             if segments and ids and min(ids) <= spilled_above:
                 index, segments, merged = _merge(folder, segments, index), [], True
@@ -76,7 +77,8 @@ def build_index(
 
 def _merge(folder: Path | None, segments: list[Path], current: LexicalIndex) -> LexicalIndex:
     """The segments and `current`'s documents as one generation in `folder`/merged, mapped."""
-    assert folder is not None  # a segment was spilled there
+    if folder is None:
+        raise RuntimeError("no segment was spilled: nothing to merge")
     if current.delta_documents():
         segments = [*segments, current.save(folder / f"segment-{len(segments):05d}")]
     target = folder / "merged"
@@ -86,7 +88,8 @@ def _merge(folder: Path | None, segments: list[Path], current: LexicalIndex) -> 
     for generation in segments:  # their pages stay mapped by nothing: the merged generation holds all
         shutil.rmtree(generation.parent, ignore_errors=True)
     merged = LexicalIndex.load(target, current.analyser)
-    assert merged is not None, f"the merged generation in {target} does not load"
+    if merged is None:
+        raise RuntimeError(f"the merged BM25 generation in {target} does not load")
     release_freed_memory()  # the merge's row maps (8 bytes a document each) are gone: hand the heap back
     return merged
 

@@ -39,17 +39,21 @@ def _merge_segments(segments: Sequence[LexicalBase], out: Path) -> None:
     every = np.concatenate([np.asarray(s.ids)[keep] for s, keep in zip(segments, live, strict=True)])
     order = np.argsort(every, kind="stable")
     ids = every[order]
+    del every  # what the merge holds is a few bytes a document: at 10M, each array is 40-80 MB
     if len(ids) > 1 and not bool(np.all(ids[1:] > ids[:-1])):
         raise ValueError("segments share documents: only disjoint segments merge")
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
+    lengths = np.concatenate([np.asarray(s.lengths)[keep] for s, keep in zip(segments, live, strict=True)])
+    lengths = lengths[order].astype(np.int32)
+    rank = np.empty(len(order), np.int32)  # rows are int32 in a generation
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    del order
     new_rows, at = [], 0  # each segment's row -> row in the merged generation (-1: dead)
     for keep in live:
-        row = np.full(len(keep), -1, np.int64)
+        row = np.full(len(keep), -1, np.int32)
         row[keep] = rank[at : at + int(keep.sum())]
         at += int(keep.sum())
         new_rows.append(row)
-    lengths = np.concatenate([np.asarray(s.lengths)[keep] for s, keep in zip(segments, live, strict=True)])
+    del rank
     vocabulary, offsets, maps = _vocabulary(segments)
     size = len(offsets) - 1
     counts = np.zeros(size, np.int64)  # postings per merged term: an upper bound until dead are dropped
@@ -72,7 +76,7 @@ def _merge_segments(segments: Sequence[LexicalBase], out: Path) -> None:
                 rows_.append(rows[keep])
                 tfs_.append(np.asarray(segment.tfs[low:high])[keep])
             terms, rows, tfs = (np.concatenate(p) for p in (terms_, rows_, tfs_))
-            by = np.argsort(terms * (len(ids) + 1) + rows, kind="stable")  # by term, then row (= id)
+            by = np.argsort(terms * (len(ids) + 1) + rows.astype(np.int64), kind="stable")  # term, then row
             kept_counts[start:stop] = np.bincount(terms - start, minlength=stop - start)
             rows_out.append(rows[by])
             tfs_out.append(tfs[by])
@@ -80,7 +84,7 @@ def _merge_segments(segments: Sequence[LexicalBase], out: Path) -> None:
     sizes = np.diff(offsets)
     arrays = {
         "ids": ids,
-        "lengths": lengths[order].astype(np.int32),
+        "lengths": lengths,
         "vocabulary": vocabulary[np.repeat(kept, sizes)],
         "offsets": np.concatenate([[0], np.cumsum(sizes[kept])]).astype(np.int64),
         "pointers": np.concatenate([[0], np.cumsum(kept_counts[kept])]).astype(np.int64),

@@ -137,3 +137,12 @@ def test_a_full_disk_during_the_merge_leaves_nothing_behind(
     with pytest.raises(OSError, match="No space"):
         merge_segments(tmp_path / "merged", bases)
     assert list((tmp_path / "merged").iterdir()) == []
+
+
+def test_batches_read_once_and_documents_without_terms_are_indexed(tmp_path: Path) -> None:
+    rows = [(doc_id, "" if doc_id % 3 == 0 else f"moon tower {doc_id}", None) for doc_id in range(40)]
+    held = build_index([rows[i : i + 5] for i in range(0, 40, 5)], Analyser("en"))
+    batches = (iter(rows[i : i + 5]) for i in range(0, 40, 5))  # one-pass iterators, as a stream gives
+    spilled = build_index(batches, Analyser("en"), scratch=tmp_path / "scratch", spill_every=3)
+    assert len(spilled) == len(held) == 40
+    assert_same(arrays(spilled.save(tmp_path / "a")), arrays(held.save(tmp_path / "b")))
