@@ -16,7 +16,13 @@ Every part reads what the earlier ones left in --workdir and merges its row into
            p50/p95 (database + change log + index), a checkpoint; then the served index's search p50/p99
            and recall@10 against exact float32 per nprobe, 8-client throughput, and resident memory by
            mapping.
-  workers  RSS and PSS of 1 and 4 `pairank serve` workers on the same folder.
+  search   (optional) the build's snapshot mapped as the store maps it, in this process (no service, no
+           BM25 first build): p50/p99, recall@10 and 8-client throughput per --nprobe and --refine.
+  workers  RSS and PSS of 1 and 4 `pairank serve` workers on the same folder, after each total of varied
+           /rank calls per worker in --searches, with how much of the mapped index each worker holds.
+
+--compression pq builds 48-byte PQ codes (refine 200) instead of sq8 (refine 100); its rows go to the JSON
+entry "SIZE pq" (--key names another entry: a rerun on another box).
 
     nice -n 5 .venv/bin/python benchmarks/scale_10m.py --part data [--size 10000000] [--data ../shared/data]
     nice -n 5 .venv/bin/python benchmarks/scale_10m.py --part build     # then serve, workers
