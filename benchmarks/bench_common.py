@@ -9,7 +9,7 @@ import platform
 import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,18 @@ def latency_ms(values: Sequence[float]) -> dict[str, float]:
 def median(values: Sequence[float]) -> float:
     """The median, NaN for no values."""
     return statistics.median(values) if values else float("nan")
+
+
+def mapping_rss(pid: int | str = "self") -> Iterator[tuple[str | None, int]]:
+    """Each mapping of a process (from /proc/PID/smaps): its file's path (None when anonymous) and its
+    resident bytes."""
+    path: str | None = None
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if fields and "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
+            path = fields[5] if len(fields) > 5 else None
+        elif fields and fields[0] == "Rss:":
+            yield path, int(fields[1]) * 1024
 
 
 def fresh_call(folder: Path, module: str, function: str, *args: Any) -> dict[str, Any]:

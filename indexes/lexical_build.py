@@ -58,7 +58,7 @@ def build_index(
             batch = list(given)  # read three times below: a one-pass iterator would be read once
             ids = [doc_id for doc_id, _, _ in batch]
             if segments and ids and min(ids) <= spilled_above:
-                index, segments, merged = _merge(folder, segments, index), [], True
+                index, segments, merged = _merge_spilled(folder, segments, index), [], True
             highest = max([highest, *ids])
             languages = {doc_id: language for doc_id, _, language in batch}
             index.apply([(doc_id, text) for doc_id, text, _ in batch], languages=languages)
@@ -71,11 +71,11 @@ def build_index(
                 spilled_above = highest
                 index = LexicalIndex(analyser)
         if segments:
-            index = _merge(folder, segments, index)
+            index = _merge_spilled(folder, segments, index)
     return index
 
 
-def _merge(folder: Path | None, segments: list[Path], current: LexicalIndex) -> LexicalIndex:
+def _merge_spilled(folder: Path | None, segments: list[Path], current: LexicalIndex) -> LexicalIndex:
     """The segments and `current`'s documents as one generation in `folder`/merged, mapped."""
     if folder is None:
         raise RuntimeError("no segment was spilled: nothing to merge")

@@ -49,9 +49,9 @@ def _merge_segments(segments: Sequence[LexicalBase], out: Path) -> None:
     del order
     new_rows, at = [], 0  # each segment's row -> row in the merged generation (-1: dead)
     for keep in live:
-        row = np.full(len(keep), -1, np.int32)
-        row[keep] = rank[at : at + int(keep.sum())]
-        at += int(keep.sum())
+        row, taken = np.full(len(keep), -1, np.int32), int(keep.sum())
+        row[keep] = rank[at : at + taken]
+        at += taken
         new_rows.append(row)
     del rank
     vocabulary, offsets, maps = _vocabulary(segments)

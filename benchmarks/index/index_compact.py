@@ -29,7 +29,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
-from bench_common import command_line, machine  # noqa: E402
+from bench_common import command_line, machine, mapping_rss  # noqa: E402
 
 from indexes.checkpoint import checkpoint  # noqa: E402
 from indexes.snapshot import ModelIdentity, load_snapshot  # noqa: E402
@@ -61,14 +61,9 @@ def label(spec: IndexSpec) -> str:
 def resident_bytes() -> dict[str, int]:
     """This process's resident memory by mapping kind (from /proc/self/smaps)."""
     out = dict.fromkeys([*MAPPINGS.values(), "private", "total"], 0)
-    kind = "private"
-    for line in Path("/proc/self/smaps").read_text().splitlines():
-        fields = line.split()
-        if fields and "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
-            kind = MAPPINGS.get(Path(fields[5]).name, "private") if len(fields) > 5 else "private"
-        elif fields and fields[0] == "Rss:":
-            out[kind] += int(fields[1]) * 1024
-            out["total"] += int(fields[1]) * 1024
+    for path, rss in mapping_rss():
+        out[MAPPINGS.get(Path(path).name, "private") if path else "private"] += rss
+        out["total"] += rss
     return out
 
 

@@ -15,6 +15,9 @@ from typing import Any
 import httpx
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_common import mapping_rss  # noqa: E402
+
 
 def _memory(pid: int) -> tuple[int, int]:
     rollup = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
@@ -37,14 +40,7 @@ def _texts(count: int, seed: int) -> list[str]:
 
 def _mapped_resident(pid: int, under: Path) -> int:
     """Resident bytes of a process's mappings of files under `under` (the index's mapped files)."""
-    total, inside = 0, False
-    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
-        fields = line.split()
-        if fields and "-" in fields[0] and len(fields) >= 5:  # a mapping's header line
-            inside = len(fields) > 5 and fields[5].startswith(str(under))
-        elif inside and fields and fields[0] == "Rss:":
-            total += int(fields[1]) * 1024
-    return total
+    return sum(rss for path, rss in mapping_rss(pid) if path and path.startswith(str(under)))
 
 
 def measure_workers(
