@@ -18,6 +18,8 @@ Every part reads what the earlier ones left in --workdir and merges its row into
            mapping.
   search   (optional) the build's snapshot mapped as the store maps it, in this process (no service, no
            BM25 first build): p50/p99, recall@10 and 8-client throughput per --nprobe and --refine.
+           serve and search time the store's parallel mode (one query's lists over all cores);
+           --serial-baseline times Faiss's serial default beside it (benchmarks/index/probe_search.py).
   workers  RSS and PSS of 1 and 4 `pairank serve` workers on the same folder, after each total of varied
            /rank calls per worker in --searches, with how much of the mapped index each worker holds.
 
@@ -31,12 +33,10 @@ entry "SIZE pq" (--key names another entry: a rerun on another box).
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import resource
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from tqdm import tqdm
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks"), str(REPO / "benchmarks" / "index")]
-from bench_common import command_line, machine, percentile  # noqa: E402
+from bench_common import command_line, machine  # noqa: E402
 from index_compact import resident_bytes  # noqa: E402
 from index_scale_parts import (  # noqa: E402
     identity,
@@ -54,6 +54,7 @@ from index_scale_parts import (  # noqa: E402
     start_runtime,
     upserts_and_checkpoint,
 )
+from probe_search import measure_probes  # noqa: E402
 from worker_memory import measure_workers  # noqa: E402
 
 from app.stores.lexical_store import lexical_folder  # noqa: E402
@@ -191,42 +192,12 @@ def part_serve(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[st
     try:
         out.update(upserts_and_checkpoint(runtime, service))
         served = runtime.serving.state().store.get("bench").index
-        out["search"] = measure_probes(served.base, served.spec, work, args.nprobe)
+        out["search"] = measure_probes(
+            served.base, served.spec, work, args.nprobe, serial_baseline=args.serial_baseline
+        )
         out["resident_gib"] = {k: round(v / 2**30, 2) for k, v in resident_bytes().items()}
     finally:
         runtime.close()
-    return out
-
-
-def measure_probes(
-    base: Base, spec: IndexSpec, work: Path, nprobes: list[int], refines: list[int] | None = None
-) -> dict[str, Any]:
-    """Search p50/p99, recall@10 against exact float32 and 8-client throughput per nprobe (and per
-    refine depth, when given: the candidates re-scored from the float16 rows)."""
-    queries, truth = np.load(work / "queries.npy"), np.load(work / "truth.npy")
-    out: dict[str, Any] = {}
-    for nprobe, refine in itertools.product(nprobes, refines or [spec.refine]):
-        name = f"nprobe={nprobe}" + (f",refine={refine}" if refines else "")
-        changed = {**spec.to_dict(), "nprobe": nprobe, "refine": refine}
-        index = VectorIndex(DIMENSION, IndexSpec.from_dict(changed), base)
-        for query in queries[:50]:  # warm-up: the lists and rows these probes touch
-            index.search(query[None], K)
-        times, hits = [], 0
-        for query, expected in zip(queries, truth, strict=True):
-            begun = time.perf_counter()
-            found = index.search(query[None], K)[0]
-            times.append((time.perf_counter() - begun) * 1000)
-            hits += len({d for d, _ in found} & set(expected.tolist()))
-        begun = time.perf_counter()
-        with ThreadPoolExecutor(8) as pool:  # 8 clients, one query each at a time
-            list(pool.map(lambda q, index=index: index.search(q[None], K), np.tile(queries, (2, 1))))
-        out[name] = {
-            "p50_ms": round(percentile(times, 0.5), 2),
-            "p99_ms": round(percentile(times, 0.99), 2),
-            "recall_at_10": round(hits / truth.size, 4),
-            "queries_per_second_8_clients": round(2 * len(queries) / (time.perf_counter() - begun), 1),
-        }
-        print(name, out[name], file=sys.stderr)
     return out
 
 
@@ -238,7 +209,7 @@ def part_search(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[s
     spec = IndexSpec.from_dict(loaded.manifest["spec"])
     return {
         "spec": spec.to_dict(),
-        "search": measure_probes(loaded.base, spec, work, args.nprobe, args.refine),
+        "search": measure_probes(loaded.base, spec, work, args.nprobe, args.refine, args.serial_baseline),
         "resident_gib": {k: round(v / 2**30, 2) for k, v in resident_bytes().items()},
     }
 
@@ -258,6 +229,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nprobe", type=int, nargs="+", default=[32, 64, 128])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--refine", type=int, nargs="+", help="search: refine depths (default: the spec's)")
+    parser.add_argument(
+        "--serial-baseline", action="store_true",
+        help="serve, search: also time Faiss's serial mode (a query on one core), query by query alternately",
+    )  # fmt: skip
     parser.add_argument(
         "--searches", type=int, nargs="+", default=[20],
         help="workers: /rank calls per worker before a measure (several: one measure after each total)",

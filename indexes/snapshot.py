@@ -29,6 +29,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from indexes.ann import split_probes
 from indexes.durable import fsync_dir, fsync_file
 from indexes.npy_append import NpyAppender
 from indexes.vector_index import Base
@@ -217,7 +218,7 @@ def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
         ann = refine = None
         if (generation / "ann.faiss").is_file():
             # Memory-mapped too: the stored vectors inside the ANN structure are shared between workers.
-            ann = faiss.read_index(str(generation / "ann.faiss"), faiss.IO_FLAG_MMAP_IFC)
+            ann = split_probes(faiss.read_index(str(generation / "ann.faiss"), faiss.IO_FLAG_MMAP_IFC))
         if (generation / _REFINE_FILE).is_file():
             refine = np.load(generation / _REFINE_FILE, mmap_mode="r")
             if refine.shape != vectors.shape:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from indexes.ann import PROBES_IN_PARALLEL
 from indexes.checkpoint import checkpoint, rebase
 from indexes.snapshot import ModelIdentity, load_snapshot
 from indexes.spec import IndexSpec
@@ -157,3 +158,19 @@ def test_a_rebuild_runs_while_writes_and_searches_go_on(tmp_path: Path) -> None:
     content = {i: rows[i] for i in range(len(rows)) if i % 4}
     content.update({doc_id: later[doc_id - 10_003] for doc_id in written})
     assert recall(index, content, near(rows[1::130], seed=4)) >= 0.95
+
+
+@pytest.mark.parametrize("spec", COMPACT, ids=IDS)
+def test_a_served_ivf_spreads_one_query_over_the_cores_and_answers_the_same(
+    spec: IndexSpec, tmp_path: Path
+) -> None:
+    rows = clustered(ROWS)
+    index = built(spec, rows, tmp_path)
+    ann = index.base.ann
+    assert ann is not None and ann.parallel_mode == PROBES_IN_PARALLEL  # as mapped from the snapshot
+    index.apply(deletes=[(i, 2) for i in range(0, 600, 3)], hwm=2)  # the deleted rows' selector too
+    queries = near(rows[::40], seed=6)
+    spread = [index.search(query[None], 10)[0] for query in queries]
+    ann.parallel_mode = 0  # Faiss's default: one query's lists on one core
+    assert_same_hits(spread, [index.search(query[None], 10)[0] for query in queries])
+    assert not {doc_id for hits in spread for doc_id, _ in hits} & set(range(0, 600, 3))
