@@ -24,7 +24,9 @@ Every part reads what the earlier ones left in --workdir and merges its row into
            /rank calls per worker in --searches, with how much of the mapped index each worker holds.
 
 --compression pq builds 48-byte PQ codes (refine 200) instead of sq8 (refine 100); its rows go to the JSON
-entry "SIZE pq" (--key names another entry: a rerun on another box).
+entry "SIZE pq" (--key names another entry: a rerun on another box). --model default serves the real
+all-MiniLM-L6-v2 instead of the tiny random model (give it from the build on: the snapshot is the model's),
+so that /rank queries spread over the lists as real traffic's do.
 
     nice -n 5 .venv/bin/python benchmarks/scale_10m.py --part data [--size 10000000] [--data ../shared/data]
     nice -n 5 .venv/bin/python benchmarks/scale_10m.py --part build     # then serve, workers

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scale_10m_findings import FINDINGS, RERUN
+from scale_10m_findings import FINDINGS, PARALLEL, RERUN
 
 HERE = Path(__file__).resolve().parent
 TARGETS = (
@@ -21,7 +21,7 @@ TARGETS = (
 def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
     count, _, codes = size.partition(" ")
     box = next(iter(parts.values()))["machine"]["cpu_model"]
-    lines = [f"## {_label(size)} documents ({box})", ""]
+    lines = [f"## {int(count):,} documents, {_codes(size)} ({box})", ""]
     for part in ("data", "build", "serve", "search", "workers"):
         row = parts.get(part)
         if row is None and (part == "search" or codes):
@@ -81,10 +81,16 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
                 lines.append(
                     f"  | {step['searches_per_worker']:,} | {one['pss_gib']} | {four['pss_gib']} | "
                     f"{step['pss_ratio_4_to_1']} | {one['index_resident_gib_per_worker']} / "
-                    f"{four['index_resident_gib_per_worker']} |"
+                    f"{four['index_resident_gib_per_worker']}{_spread(four)} |"
                 )
         lines.append("")
     return lines
+
+
+def _spread(row: dict[str, Any]) -> str:
+    """' (0.9-1.2)': the least and most of the index one worker holds, where measured."""
+    low_high = row.get("index_resident_gib_min_max")
+    return f" ({low_high[0]}-{low_high[1]})" if low_high else ""
 
 
 def _order(key: str) -> tuple[int, str]:
@@ -93,11 +99,15 @@ def _order(key: str) -> tuple[int, str]:
     return -int(count), codes
 
 
+def _codes(key: str) -> str:
+    """'10000000 sq8, parallel probes' -> 'IVF-SQ8, parallel probes'."""
+    kind, _, rest = (key.partition(" ")[2] or "sq8").partition(",")
+    return f"IVF-{kind.upper()}{',' + rest if rest else ''}"
+
+
 def _label(key: str) -> str:
     """'10000000 sq8, parallel probes' -> '10,000,000 IVF-SQ8, parallel probes'."""
-    count, _, codes = key.partition(" ")
-    kind, _, rest = (codes or "sq8").partition(",")
-    return f"{int(count):,} IVF-{kind.upper()}{',' + rest if rest else ''}"
+    return f"{int(key.partition(' ')[0]):,} {_codes(key)}"
 
 
 def _search_table(search: dict[str, Any]) -> list[str]:
@@ -128,7 +138,7 @@ def to_markdown(results: dict[str, Any]) -> str:
     lines = ["# Ten million documents on one machine", "", TARGETS, ""]
     for size in sorted(results, key=_order):
         lines += _size_section(size, results[size])
-    return "\n".join(lines).rstrip() + "\n\n" + FINDINGS + "\n" + RERUN
+    return "\n".join(lines).rstrip() + "\n\n" + FINDINGS + "\n" + RERUN + "\n" + PARALLEL
 
 
 def plot(results: dict[str, Any], path: Path) -> bool:

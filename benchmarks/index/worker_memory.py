@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,18 @@ def _texts(count: int, seed: int) -> list[str]:
     """Varied query texts: queries that probe different lists, as a real stream's do."""
     rng = np.random.default_rng(seed)
     return [" ".join(rng.choice(WORDS, 6)) + f" {i}" for i in range(count)]
+
+
+def _spread(port: int, texts: list[str], clients: int) -> None:
+    """POST each text to /rank from `clients` concurrent clients, a new connection per call, so that
+    every worker takes a share (one kept-alive connection would feed a single worker all of them)."""
+
+    def one(text: str) -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=600) as http:
+            http.post("/v1/corpora/bench/rank", json={"query": text, "k": 10}).raise_for_status()
+
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(one, texts))
 
 
 def _mapped_resident(pid: int, under: Path) -> int:
@@ -79,8 +92,7 @@ def measure_workers(
                 texts = _texts(totals[-1] * workers, seed=workers)
                 done = 0
                 for total in totals:  # every worker searches (and touches its pages)
-                    for text in texts[done * workers : total * workers]:
-                        http.post("/v1/corpora/bench/rank", json={"query": text, "k": 10})
+                    _spread(port, texts[done * workers : total * workers], clients=2 * workers)
                     done = total
                     children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
                     pids = [int(p) for p in children] if workers > 1 else [process.pid]
@@ -90,6 +102,10 @@ def measure_workers(
                         "rss_gib": round(sum(rss) / 2**30, 2),
                         "pss_gib": round(sum(pss) / 2**30, 2),
                         "index_resident_gib_per_worker": round(sum(index) / len(index) / 2**30, 2),
+                        "index_resident_gib_min_max": [
+                            round(min(index) / 2**30, 2),
+                            round(max(index) / 2**30, 2),
+                        ],
                     }
         finally:
             process.send_signal(signal.SIGINT)
