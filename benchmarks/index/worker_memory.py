@@ -39,6 +39,15 @@ def _texts(count: int, seed: int) -> list[str]:
     return [" ".join(rng.choice(WORDS, 6)) + f" {i}" for i in range(count)]
 
 
+def _children(pid: int) -> list[int]:
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _workers(pid: int) -> list[int]:
+    """uvicorn's worker processes under its supervisor (not multiprocessing's resource tracker)."""
+    return [child for child in _children(pid) if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
+
+
 def _spread(port: int, texts: list[str], clients: int) -> None:
     """POST each text to /rank from `clients` concurrent clients, a new connection per call, so that
     every worker takes a share (one kept-alive connection would feed a single worker all of them)."""
@@ -94,9 +103,11 @@ def measure_workers(
                 for total in totals:  # every worker searches (and touches its pages)
                     _spread(port, texts[done * workers : total * workers], clients=2 * workers)
                     done = total
-                    children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
-                    pids = [int(p) for p in children] if workers > 1 else [process.pid]
-                    rss, pss = zip(*(_memory(pid) for pid in pids), strict=True)
+                    pids = _workers(process.pid) if workers > 1 else [process.pid]
+                    # Memory counts the whole tree (supervisor and multiprocessing's tracker too); the
+                    # index share is per serving worker.
+                    tree = [process.pid, *_children(process.pid)] if workers > 1 else pids
+                    rss, pss = zip(*(_memory(pid) for pid in tree), strict=True)
                     index = [_mapped_resident(pid, folder / "data") for pid in pids]
                     rows[total][str(workers)] = {
                         "rss_gib": round(sum(rss) / 2**30, 2),
