@@ -55,8 +55,8 @@ def build_ann(spec: IndexSpec, structure: str, vectors: np.ndarray, seed: int = 
 
 def split_probes(index: faiss.Index) -> faiss.Index:
     """`index`, set so that an IVF search spreads one query's lists over all cores (same results)."""
-    # Measured at 10M sq8 rows (benchmarks/scale_10m.md): single-query p50 about 1.7x lower on 2 cores,
-    # 8-client throughput no lower; `/rank` sends one query at a time, so latency is what this buys.
+    # Measured at 10M sq8 rows (benchmarks/scale_10m.md): single-query p50 1.6-2.1x lower on 2 cores,
+    # 8-client throughput the same; `/rank` sends one query at a time, so latency is what this buys.
     ivf = faiss.try_extract_index_ivf(index)
     if ivf is not None:
         ivf.parallel_mode = PROBES_IN_PARALLEL
