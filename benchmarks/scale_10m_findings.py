@@ -89,8 +89,9 @@ PARALLEL = """## One query on every core (AMD box, 2026-11-29)
 
 The rows marked "IVF-SQ8, parallel probes": the same data recipe (vectors, queries and exact answers
 regenerated: the recall equals the earlier runs' to the fourth digit), with two changes. **The store now
-sets Faiss's IVF `parallel_mode` to 1** where it maps or builds a list index (`indexes/ann.py`
-`split_probes`): the lists one query probes are shared out among the OpenMP threads, where Faiss's
+sets Faiss's IVF `parallel_mode` to 1** where it maps a snapshot's list index (`indexes/ann.py`
+`split_probes`, called by `load_snapshot`; every served index is mapped so): the lists one query
+probes are shared out among the OpenMP threads, where Faiss's
 default (0) gives each thread whole queries, so a single `/rank` query scanned its lists on one of the 2
 cores. And **the served model is the real all-MiniLM-L6-v2** (`--model default`, its OpenVINO int8
 variant as the service runs it), so `/rank` queries spread over the lists as real traffic's do.

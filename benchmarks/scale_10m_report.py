@@ -81,13 +81,13 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
                 lines.append(
                     f"  | {step['searches_per_worker']:,} | {one['pss_gib']} | {four['pss_gib']} | "
                     f"{step['pss_ratio_4_to_1']} | {one['index_resident_gib_per_worker']} / "
-                    f"{four['index_resident_gib_per_worker']}{_spread(four)} |"
+                    f"{four['index_resident_gib_per_worker']}{_least_most(four)} |"
                 )
         lines.append("")
     return lines
 
 
-def _spread(row: dict[str, Any]) -> str:
+def _least_most(row: dict[str, Any]) -> str:
     """' (0.9-1.2)': the least and most of the index one worker holds, where measured."""
     low_high = row.get("index_resident_gib_min_max")
     return f" ({low_high[0]}-{low_high[1]})" if low_high else ""

@@ -50,7 +50,7 @@ def build_ann(spec: IndexSpec, structure: str, vectors: np.ndarray, seed: int = 
     sample = vectors[np.sort(rng.choice(len(vectors), sample_size, replace=False))]
     ivf.train(np.ascontiguousarray(sample, dtype=np.float32))
     ivf.add(np.ascontiguousarray(vectors, dtype=np.float32))
-    return split_probes(ivf)
+    return ivf
 
 
 def split_probes(index: faiss.Index) -> faiss.Index:

@@ -43,9 +43,9 @@ def _children(pid: int) -> list[int]:
     return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
-def _workers(pid: int) -> list[int]:
-    """uvicorn's worker processes under its supervisor (not multiprocessing's resource tracker)."""
-    return [child for child in _children(pid) if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
+def _workers(children: list[int]) -> list[int]:
+    """uvicorn's worker processes among its supervisor's children (not multiprocessing's resource tracker)."""
+    return [child for child in children if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes()]
 
 
 def _spread(port: int, texts: list[str], clients: int) -> None:
@@ -103,10 +103,10 @@ def measure_workers(
                 for total in totals:  # every worker searches (and touches its pages)
                     _spread(port, texts[done * workers : total * workers], clients=2 * workers)
                     done = total
-                    pids = _workers(process.pid) if workers > 1 else [process.pid]
                     # Memory counts the whole tree (supervisor and multiprocessing's tracker too); the
                     # index share is per serving worker.
-                    tree = [process.pid, *_children(process.pid)] if workers > 1 else pids
+                    tree = [process.pid, *_children(process.pid)] if workers > 1 else [process.pid]
+                    pids = _workers(tree[1:]) if workers > 1 else tree
                     rss, pss = zip(*(_memory(pid) for pid in tree), strict=True)
                     index = [_mapped_resident(pid, folder / "data") for pid in pids]
                     rows[total][str(workers)] = {
