@@ -13,9 +13,10 @@ Every part reads what the earlier ones left in --workdir and merges its row into
   serve    the service started on it (`Runtime`: map the snapshot, replay 1,000 logged changes); where no
            BM25 index is saved yet, a first start builds it from the rows (seconds, peak RSS) and the
            service is then restarted, which maps it: the restart's start-up seconds, 1-document upsert
-           p50/p95 (database + change log + index), a checkpoint; then the served index's search p50/p99
-           and recall@10 against exact float32 per nprobe, 8-client throughput, and resident memory by
-           mapping.
+           p50/p95 (database + change log + index), a checkpoint; then the share of the new generation's
+           files in the page cache, the served index's search p50/p99 and recall@10 against exact float32
+           per nprobe, 8-client throughput, the process's busiest threads meanwhile, (--passes 2) the
+           same measure again, and resident memory by mapping.
   search   (optional) the build's snapshot mapped as the store maps it, in this process (no service, no
            BM25 first build): p50/p99, recall@10 and 8-client throughput per --nprobe and --refine.
            serve and search time the store's parallel mode (one query's lists over all cores);
@@ -56,6 +57,7 @@ from index_scale_parts import (  # noqa: E402
     start_runtime,
     upserts_and_checkpoint,
 )
+from page_state import busiest_threads, cached_files, thread_seconds  # noqa: E402
 from probe_search import measure_probes  # noqa: E402
 from worker_memory import measure_workers  # noqa: E402
 
@@ -194,9 +196,17 @@ def part_serve(args: argparse.Namespace, work: Path, model_dir: Path) -> dict[st
     try:
         out.update(upserts_and_checkpoint(runtime, service))
         served = runtime.serving.state().store.get("bench").index
+        assert served.base.source is not None
+        out["cached_after_checkpoint"] = cached_files(served.base.source)
+        before = thread_seconds()
         out["search"] = measure_probes(
             served.base, served.spec, work, args.nprobe, serial_baseline=args.serial_baseline
         )
+        out["busiest_threads_cpu_seconds"] = busiest_threads(before, thread_seconds())
+        if args.passes > 1:  # the same measure again, on whatever the first pass left in the cache
+            out["search_again"] = measure_probes(
+                served.base, served.spec, work, args.nprobe, serial_baseline=args.serial_baseline
+            )
         out["resident_gib"] = {k: round(v / 2**30, 2) for k, v in resident_bytes().items()}
     finally:
         runtime.close()
@@ -253,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         "--serial-baseline", action="store_true",
         help="serve, search: also time Faiss's serial mode (a query on one core), query by query alternately",
     )  # fmt: skip
+    parser.add_argument("--passes", type=int, default=1, help="serve: search measures after the checkpoint")
     parser.add_argument(
         "--searches", type=int, nargs="+", default=[20],
         help="workers: /rank calls per worker before a measure (several: one measure after each total)",

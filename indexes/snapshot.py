@@ -32,6 +32,7 @@ import numpy as np
 from indexes.ann import split_probes
 from indexes.durable import fsync_dir, fsync_file
 from indexes.npy_append import NpyAppender
+from indexes.page_cache import forget, prefetch, read_randomly
 from indexes.vector_index import Base
 
 FORMAT_VERSION = 2
@@ -121,6 +122,11 @@ def _write_generation(tmp: Path, content: SnapshotContent, corpus: str, model: M
     tmp.mkdir()
     order = np.argsort(content.ids, kind="stable").astype(np.int64)
     np.save(tmp / "vectors.npy", np.ascontiguousarray(content.vectors, dtype=np.float32))
+    if content.ann is not None:
+        # Searches read the structure, not these rows (the next checkpoint and look-ups by id do): flushed
+        # and dropped from the page cache now, they do not push out the lists being written after them.
+        fsync_file(tmp / "vectors.npy")
+        forget(tmp / "vectors.npy")
     np.save(tmp / "ids.npy", content.ids.astype(np.int64))
     np.save(tmp / "alive.npy", content.alive.astype(bool))
     np.save(tmp / "sorted_ids.npy", content.ids[order].astype(np.int64))
@@ -219,8 +225,10 @@ def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
         if (generation / "ann.faiss").is_file():
             # Memory-mapped too: the stored vectors inside the ANN structure are shared between workers.
             ann = split_probes(faiss.read_index(str(generation / "ann.faiss"), faiss.IO_FLAG_MMAP_IFC))
+            prefetch(generation / "ann.faiss")  # every query scans its lists: read them in the background
         if (generation / _REFINE_FILE).is_file():
-            refine = np.load(generation / _REFINE_FILE, mmap_mode="r")
+            # Read a candidate's row at a time, never in sequence: no read-ahead around each one.
+            refine = read_randomly(np.load(generation / _REFINE_FILE, mmap_mode="r"))
             if refine.shape != vectors.shape:
                 raise ValueError(f"snapshot float16 rows have shape {refine.shape}, not {vectors.shape}")
         base = Base(
