@@ -28,7 +28,8 @@ ARRAYS = ("ids", "lengths", "vocabulary", "offsets", "pointers", "rows", "tfs")
 class LexicalBase:
     """A mapped generation plus which of its documents were removed or replaced since (in memory)."""
 
-    def __init__(self, arrays: Mapping[str, np.ndarray]) -> None:
+    def __init__(self, arrays: Mapping[str, np.ndarray], source: Path | None = None) -> None:
+        self.source = source  # the generation folder the arrays are mapped from, if any
         self.ids, self.lengths = arrays["ids"], arrays["lengths"]
         self.vocabulary, self.offsets = arrays["vocabulary"], arrays["offsets"]
         self.pointers, self.rows, self.tfs = arrays["pointers"], arrays["rows"], arrays["tfs"]
@@ -40,7 +41,8 @@ class LexicalBase:
     @classmethod
     def open(cls, generation: Path) -> LexicalBase:
         """Map a generation's arrays (raises OSError or ValueError when one is missing or unreadable)."""
-        return cls({name: np.load(generation / f"{name}.npy", mmap_mode="r") for name in ARRAYS})
+        arrays = {name: np.load(generation / f"{name}.npy", mmap_mode="r") for name in ARRAYS}
+        return cls(arrays, source=generation)
 
     def __len__(self) -> int:
         return len(self.ids) - self.dead_count

@@ -9,7 +9,7 @@ import fcntl
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -37,6 +37,7 @@ def build_index(
     *,
     scratch: Path | None = None,
     spill_every: int = SPILL_EVERY,
+    finish: Callable[[LexicalIndex], object] | None = None,
 ) -> LexicalIndex:
     """An index of (id, text, own language) batches; with `scratch`, spilled to a generation every
     `spill_every` documents.
@@ -47,7 +48,8 @@ def build_index(
     one growing generation. The generations go to a folder of `scratch` private to this build (never
     loaded as a snapshot: the build is not complete), locked while the build runs and removed at the
     end; the last one stays mapped (an unlinked file lives while mapped) until the caller saves the
-    index elsewhere."""
+    index elsewhere. `finish` gets the index before that folder goes: a save there links the merged
+    generation's files (indexes/lexical_write.py) instead of writing every posting once more."""
     index = LexicalIndex(analyser)
     segments: list[Path] = []  # the spilled segments' generations (empty once merged into one)
     highest = spilled_above = -1  # the highest id applied; the highest in a spilled segment
@@ -72,6 +74,8 @@ def build_index(
                 index = LexicalIndex(analyser)
         if segments:
             index = _merge_spilled(folder, segments, index)
+        if finish is not None:
+            finish(index)
     return index
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from indexes.durable import fsync_dir, fsync_file
-from indexes.lexical_base import CURRENT, LexicalBase
+from indexes.lexical_base import ARRAYS, CURRENT, LexicalBase
 from indexes.npy_append import NpyAppender
 
 __all__ = ["Delta", "publish_generation", "stage_generation", "staged_folder", "term_chunks"]
@@ -64,8 +64,28 @@ def stage_generation(folder: Path, base: LexicalBase | None, dead: np.ndarray, d
 
     `publish_generation` makes it current; when this fails (a full disk) nothing is left behind."""
     with staged_folder(folder) as tmp:
-        _merge(base, dead, delta, tmp)
+        if not _linked(base, dead, delta, tmp):
+            _merge(base, dead, delta, tmp)
         return tmp
+
+
+def _linked(base: LexicalBase | None, dead: np.ndarray, delta: Delta, out: Path) -> bool:
+    """Hard-link an unchanged base's files into `out` instead of writing them again; False (and `out`
+    left empty) where the base changed or the file system cannot link them (another device).
+
+    A corpus's first build merges its spilled segments into a generation in a scratch folder, then saves
+    it where the corpus's index lives: without links that save re-wrote every posting a third time.
+    Generations are never written once published, so two names for one file are safe."""
+    if base is None or base.source is None or dead.any() or len(delta.doc_ids) or len(delta.terms):
+        return False
+    try:
+        for name in ARRAYS:
+            os.link(base.source / f"{name}.npy", out / f"{name}.npy")
+    except OSError:
+        for child in out.iterdir():
+            child.unlink()
+        return False
+    return True
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import fcntl
 import logging
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,14 @@ def lexical_folder(root: Path, corpus_id: int, language: str = "en") -> Path:
 
 
 def open_lexical(
-    root: Path, sessions: sessionmaker[Session], corpus_id: int, name: str, mark: int, language: str = "en"
+    root: Path,
+    sessions: sessionmaker[Session],
+    corpus_id: int,
+    name: str,
+    mark: int,
+    language: str = "en",
+    *,
+    spill_every: int = SPILL_EVERY,
 ) -> LexicalIndex:
     """The saved index when it is usable at `mark` (the caller replays the log after it), else a build,
     saved at once (the next start maps it, whatever the vector store checkpoints)."""
@@ -56,10 +63,17 @@ def open_lexical(
             "lexical index %s at %d is ahead of the database (%d): rebuilding", name, loaded.hwm, mark
         )
     started = time.monotonic()
-    index = build_lexical(sessions, corpus_id, analyser, mark, root=root)
-    log.info("lexical index %s (%s): built from %d documents (%.1f s)", name, language, len(index),
+    index = build_lexical(
+        sessions,
+        corpus_id,
+        analyser,
+        mark,
+        root=root,
+        spill_every=spill_every,
+        finish=lambda built: save_lexical(root, corpus_id, built),  # while the build's files can be linked
+    )
+    log.info("lexical index %s (%s): built from %d documents and saved (%.1f s)", name, language, len(index),
              time.monotonic() - started)  # fmt: skip
-    save_lexical(root, corpus_id, index)
     return index
 
 
@@ -72,15 +86,25 @@ def build_lexical(
     root: Path | None = None,
     spill_every: int = SPILL_EVERY,
     batch_size: int = 2048,
+    finish: Callable[[LexicalIndex], object] | None = None,
 ) -> LexicalIndex:
     """A fresh index of the corpus's documents at `mark` (changes after it are replayed by the caller);
-    with `root` (the index dir) spilled to a mapped generation every `spill_every` documents."""
+    with `root` (the index dir) spilled to a mapped generation every `spill_every` documents; `finish`
+    (a save) gets it while the spilled generation's files are still there to link."""
     scratch = corpus_dir(root, corpus_id) if root is not None else None
-    index = build_index(
-        _pages(sessions, corpus_id, batch_size), analyser, scratch=scratch, spill_every=spill_every
+
+    def sealed(index: LexicalIndex) -> None:
+        index.hwm = mark
+        if finish is not None:
+            finish(index)
+
+    return build_index(
+        _pages(sessions, corpus_id, batch_size),
+        analyser,
+        scratch=scratch,
+        spill_every=spill_every,
+        finish=sealed,
     )
-    index.hwm = mark
-    return index
 
 
 def _pages(

@@ -146,3 +146,53 @@ def test_batches_read_once_and_documents_without_terms_are_indexed(tmp_path: Pat
     spilled = build_index(batches, Analyser("en"), scratch=tmp_path / "scratch", spill_every=3)
     assert len(spilled) == len(held) == 40
     assert_same(arrays(spilled.save(tmp_path / "a")), arrays(held.save(tmp_path / "b")))
+
+
+def _spilled_and_saved(tmp_path: Path, rows: list[tuple[int, str, None]]) -> tuple[dict[str, int], Path]:
+    """A spilled build saved by its `finish` hook: the merged generation's inodes then, and the save."""
+    merged: dict[str, int] = {}
+    saved: list[Path] = []
+
+    def save(index: LexicalIndex) -> None:
+        source = index._base.source if index._base is not None else None
+        assert source is not None  # the merged generation, still in the build's folder
+        merged.update({name: (source / f"{name}.npy").stat().st_ino for name in ARRAYS})
+        saved.append(index.save(tmp_path / "corpus"))
+
+    batches = [rows[i : i + 5] for i in range(0, len(rows), 5)]
+    build_index(batches, Analyser("en"), scratch=tmp_path / "scratch", spill_every=7, finish=save)
+    return merged, saved[0]
+
+
+def test_a_first_builds_save_links_the_merged_generation_instead_of_writing_it_again(tmp_path: Path) -> None:
+    rows = [(doc_id, f"moon tower {doc_id} flood", None) for doc_id in range(60)]
+    merged, generation = _spilled_and_saved(tmp_path, rows)
+    assert {name: (generation / f"{name}.npy").stat().st_ino for name in ARRAYS} == merged
+    held = build_index([rows], Analyser("en"))
+    assert_same(arrays(generation), arrays(held.save(tmp_path / "held")))  # and the build folder is gone:
+    assert not any((tmp_path / "scratch").iterdir())
+    loaded = LexicalIndex.load(generation.parent, Analyser("en"))
+    assert loaded is not None and loaded.search("flood tower", 5) == held.search("flood tower", 5)
+
+
+def test_a_save_writes_the_generation_where_links_cannot_be_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def other_device(*_: object) -> None:
+        raise OSError(18, "Invalid cross-device link")
+
+    monkeypatch.setattr(lexical_write.os, "link", other_device)
+    rows = [(doc_id, f"moon tower {doc_id}", None) for doc_id in range(30)]
+    merged, generation = _spilled_and_saved(tmp_path, rows)
+    assert not set(merged.values()) & {(generation / f"{n}.npy").stat().st_ino for n in ARRAYS}
+    assert_same(arrays(generation), arrays(build_index([rows], Analyser("en")).save(tmp_path / "held")))
+
+
+def test_a_changed_base_is_written_not_linked(tmp_path: Path) -> None:
+    index = LexicalIndex(Analyser("en"))
+    index.apply([(doc_id, f"moon {doc_id}") for doc_id in range(10)])
+    first = index.save(tmp_path / "a")
+    index.apply([], deletes=[3])  # the saved base now has a dead row
+    second = index.save(tmp_path / "b")
+    assert (first / "ids.npy").stat().st_ino != (second / "ids.npy").stat().st_ino
+    assert 3 not in np.load(second / "ids.npy").tolist() and len(np.load(second / "ids.npy")) == 9

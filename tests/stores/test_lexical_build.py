@@ -1,19 +1,25 @@
 """A corpus's first BM25 build hands what it has read to a mapped generation every so many documents, so
 a large corpus is never held whole in Python, and scores exactly as a build that kept everything; the
-build is saved at once, and the folders of builds (and saves) that died are swept."""
+build is saved at once (its merged files linked, not written again), and the folders of builds (and
+saves) that died are swept."""
 
 from __future__ import annotations
 
 import fcntl
+import os
 import random
 from pathlib import Path
+
+import pytest
 
 from app.db.repositories.corpora import CorpusRepository
 from app.serving.runtime import Runtime
 from app.stores.lexical_store import build_lexical, lexical_folder, open_lexical
 from app.usecases.corpora import CorpusService
+from indexes import lexical_write
 from indexes.analysis import Analyser
 from indexes.lexical import LexicalIndex
+from indexes.lexical_base import ARRAYS
 from indexes.lexical_build import BUILD_PREFIX
 from indexes.lexical_write import STAGING
 from indexes.snapshot import corpus_dir
@@ -86,3 +92,25 @@ def test_a_build_is_saved_at_once_and_dead_builds_are_swept(
     assert built.save(lexical_folder(tmp_path, corpus_id)) == generation  # unchanged: nothing written
     built.apply([(10**6, "shark shark")])
     assert built.save(lexical_folder(tmp_path, corpus_id)) != generation
+
+
+def test_a_spilled_first_build_is_saved_by_linking_its_merged_files(
+    make_runtime: RuntimeFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runtime, corpus_id, mark = served_corpus(make_runtime, 320)
+    linked: list[str] = []
+    link = os.link
+
+    def recorded(source: Path, target: Path) -> None:  # the real link, its target's name noted
+        link(source, target)
+        linked.append(Path(target).name)
+
+    monkeypatch.setattr(lexical_write.os, "link", recorded)
+    built = open_lexical(tmp_path, runtime.sessions, corpus_id, "big", mark, spill_every=100)
+    assert sorted(linked) == sorted(f"{name}.npy" for name in ARRAYS)  # no posting written a third time
+    loaded = LexicalIndex.load(lexical_folder(tmp_path, corpus_id), Analyser("en"))
+    held = build_lexical(runtime.sessions, corpus_id, Analyser("en"), mark, batch_size=50)
+    assert loaded is not None and loaded.hwm == mark and len(loaded) == len(built) == 319
+    for query in QUERIES:
+        assert loaded.search(query, 10) == built.search(query, 10) == held.search(query, 10)
+    assert not [p for p in corpus_dir(tmp_path, corpus_id).iterdir() if p.name.startswith(BUILD_PREFIX)]
