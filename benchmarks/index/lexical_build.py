@@ -17,15 +17,20 @@ Writes benchmarks/lexical_build.json and .md.
 
 `--compare segments` compares, the same way, spills into one growing generation (SEGMENTS_BASELINE's
 `indexes/`, where every spill re-merged all the postings written so far) with spills into segments merged
-once at the end (the working tree's); it writes benchmarks/lexical_segments.json and .md.
+once at the end (the working tree's); it writes benchmarks/lexical_segments.json and .md. `--compare
+linked` compares a first build's save that writes the merged generation again (LINKED_BASELINE) with one
+that hard-links its files (the working tree's): benchmarks/lexical_linked.json and .md. Every row also
+counts the bytes the build and its save passed to write() (`written MiB`).
 
     nice -n 10 .venv/bin/python benchmarks/index/lexical_build.py [--docs 1000000 3000000]
     nice -n 10 .venv/bin/python benchmarks/index/lexical_build.py --compare segments --docs 1000000 3000000
+    nice -n 10 .venv/bin/python benchmarks/index/lexical_build.py --compare linked --docs 1000000 3000000
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import itertools
 import json
 import resource
@@ -49,8 +54,11 @@ from lexical_memory import BATCH, iter_texts, memory, queries  # noqa: E402
 # streamed: a save that builds the new generation's arrays in memory (BASELINE) or streams them;
 # segments: a first build that spills into one growing generation (SEGMENTS_BASELINE) or into segments
 #   merged once at the end (the working tree: indexes/lexical_segments.py).
+# linked: a first build's save that writes the merged generation again (LINKED_BASELINE) or hard-links
+#   its files (the working tree: indexes/lexical_write.py).
 BASELINE = "2a8df1d"  # the last commit whose save built a generation's arrays in memory
 SEGMENTS_BASELINE = "dccb40b"  # the last commit whose spills re-merged the growing generation
+LINKED_BASELINE = "b8ab1ce"  # the last commit whose first build's save wrote the merged generation again
 Variants = dict[str, tuple[int | None, bool]]  # variant: (spill every, the baseline's indexes/ or ours)
 COMPARISONS: dict[str, tuple[str, str, Variants]] = {  # name: (baseline, page, variants)
     "streamed": (BASELINE, "lexical_build", {
@@ -58,6 +66,10 @@ COMPARISONS: dict[str, tuple[str, str, Variants]] = {  # name: (baseline, page, 
         "spill every 250k, merge in memory (before)": (250_000, True),
         "held, merge streamed": (None, False),
         "spill every 250k, merge streamed (default)": (250_000, False),
+    }),
+    "linked": (LINKED_BASELINE, "lexical_linked", {
+        "spill every 250k, saved by writing it again (before)": (250_000, True),
+        "spill every 250k, saved by linking the merged files (default)": (250_000, False),
     }),
     "segments": (SEGMENTS_BASELINE, "lexical_segments", {
         "spill every 250k into one generation (before)": (250_000, True),
@@ -83,23 +95,42 @@ def build(spill_every: int | None, docs: int, count: int, tree: str | None) -> d
     before = memory()
     start_peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, before["rss_mib"])
     with tempfile.TemporaryDirectory(prefix="lexbuild-") as scratch:
+        marks: dict[str, float] = {}
+
+        def save(index: Any) -> None:  # as open_lexical does at once: in the build's hook where it has one
+            marks["built"] = time.perf_counter()
+            index.save(Path(scratch) / "lexical")
+            marks["saved"] = time.perf_counter()
+
+        written = _written_bytes()
         started = time.perf_counter()
+        hook = {"finish": save} if "finish" in inspect.signature(build_index).parameters else {}
         index = build_index(
             batches, Analyser("en"), scratch=Path(scratch) / "builds" if spill_every else None,
-            spill_every=spill_every or 0,
+            spill_every=spill_every or 0, **hook,
         )  # fmt: skip
-        built = time.perf_counter()
-        index.save(Path(scratch) / "lexical")  # as open_lexical does at once
-        saved = time.perf_counter()
+        if not hook:
+            save(index)
+        built, saved = marks["built"], marks["saved"]
+        written = _written_bytes() - written
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         after = memory()
         tops = [index.search(query, 10) for query in queries(count)]
         documents = len(index)
         checkpoint = writes_during_a_checkpoint(index, Path(scratch) / "lexical")
     return {"documents": documents, "build_s": round(built - started, 1), "save_s": round(saved - built, 1),
+            "written_mib": round(written / 2**20, 1),
             "memory_before": before, "peak_rss_mib": round(peak, 1),
             "peak_above_start_mib": round(peak - start_peak, 1), "memory_after": after,
             "top10": tops, **checkpoint}  # fmt: skip
+
+
+def _written_bytes() -> int:
+    """Bytes this process has passed to write() so far (Linux /proc/self/io `wchar`)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("wchar:"):
+            return int(line.split()[1])
+    raise RuntimeError("no wchar in /proc/self/io")
 
 
 def writes_during_a_checkpoint(index: Any, folder: Path) -> dict[str, float]:
@@ -141,6 +172,7 @@ def baseline_tree(folder: Path, commit: str) -> str:
 TITLES = {
     "streamed": "# The first BM25 build and its save: held or spilled, merged in memory or streamed",
     "segments": "# The first BM25 build: spills into one growing generation or into segments merged once",
+    "linked": "# The first BM25 build's save: the merged generation written again or its files linked",
 }
 
 
@@ -154,10 +186,10 @@ def markdown(report: dict[str, Any]) -> str:
         f"Command: `{report['command']}`. Machine: {box['cpu_model']}, {box['nproc']} cores, "
         f"{box['memory_gib']} GiB, {box['date'][:10]}. Baseline: `{report['baseline']}`.",
         "",
-        "| documents | variant | build s | save s | x first (build + save) | peak RSS above start MiB "
-        "| x first | RSS after MiB | private after MiB | top 10 = first | checkpoint s "
-        "| write wait p50 / max ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| documents | variant | build s | save s | x first (build + save) | written MiB "
+        "| peak RSS above start MiB | x first | RSS after MiB | private after MiB | top 10 = first "
+        "| checkpoint s | write wait p50 / max ms |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for docs, rows in report["results"].items():
         first = next(iter(rows.values()))
@@ -165,7 +197,8 @@ def markdown(report: dict[str, Any]) -> str:
         for name, row in rows.items():
             lines.append(
                 f"| {int(docs):,} | {name} | {row['build_s']} | {row['save_s']} "
-                f"| {(row['build_s'] + row['save_s']) / total:.2f} | {row['peak_above_start_mib']:,.0f} "
+                f"| {(row['build_s'] + row['save_s']) / total:.2f} | {row.get('written_mib', '-')} "
+                f"| {row['peak_above_start_mib']:,.0f} "
                 f"| {row['peak_above_start_mib'] / first['peak_above_start_mib']:.2f} "
                 f"| {row['memory_after']['rss_mib']:,.0f} | {row['memory_after']['private_mib']:,.0f} "
                 f"| {row['identical_top10']} | {row['checkpoint_s']} "
