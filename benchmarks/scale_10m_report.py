@@ -55,7 +55,17 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
                 f"{row['upsert_ms']['p50']} / {row['upsert_ms']['p95']} ms; checkpoint "
                 f"{row['checkpoint_seconds']} s; resident {row['resident_gib']} GiB."
             )
+            if "cached_after_checkpoint" in row:
+                lines.append(
+                    f"  Right after the checkpoint, share of the new generation's files in the page cache: "
+                    f"{_shares(row['cached_after_checkpoint'])}; the process's busiest threads during the "
+                    f"first search measure (CPU s): {row['busiest_threads_cpu_seconds']}."
+                )
             lines += _search_table(row["search"])
+            if "search_again" in row:
+                lines += ["", "  The same measure again, straight after:"] + _search_table(
+                    row["search_again"]
+                )
             if row.get("recall_note"):
                 lines += ["", f"  Note: {row['recall_note']}."]
         elif part == "search":
@@ -87,6 +97,11 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _shares(cached: dict[str, float | None]) -> str:
+    """'ann.faiss 98%, vectors.npy 0%': each file's cached share."""
+    return ", ".join(f"{name} {'?' if share is None else f'{share:.0%}'}" for name, share in cached.items())
+
+
 def _least_most(row: dict[str, Any]) -> str:
     """' (0.9-1.2)': the least and most of the index one worker holds, where measured."""
     low_high = row.get("index_resident_gib_min_max")
@@ -112,11 +127,15 @@ def _label(key: str) -> str:
 
 def _search_table(search: dict[str, Any]) -> list[str]:
     serial = any("serial" in measured for measured in search.values())
+    batch = any("batch_seconds" in measured for measured in search.values())
     extra = " serial p50 ms | serial queries/s | p50 ratio serial / served | same hits |" if serial else ""
+    extra += " batch s, served / serial |" if batch and serial else ""
     lines = [
         "",
         "  | nprobe | p50 ms | p99 ms | recall@10 | queries/s, 8 clients |" + extra,
-        "  |---|---:|---:|---:|---:|" + ("---:|---:|---:|---|" if serial else ""),
+        "  |---|---:|---:|---:|---:|"
+        + ("---:|---:|---:|---|" if serial else "")
+        + ("---:|" if batch and serial else ""),
     ]
     for name, measured in search.items():
         setting = name.removeprefix("nprobe=").replace(",refine=", ", refine ")
@@ -128,6 +147,10 @@ def _search_table(search: dict[str, Any]) -> list[str]:
             line += (
                 f" {measured['serial']['p50_ms']} | {measured['serial']['queries_per_second_8_clients']} | "
                 f"{measured['p50_ratio_serial_to_served']} | {'yes' if measured['same_hits'] else 'no'} |"
+            )
+        if batch and serial:
+            line += (
+                f" {measured.get('batch_seconds', '-')} / {measured['serial'].get('batch_seconds', '-')} |"
             )
         lines.append(line)
     return lines
