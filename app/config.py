@@ -186,6 +186,13 @@ class Settings(BaseSettings):
         gt=0.0,
         description="Seconds after a change when a corpus's snapshot is rewritten (and at clean shutdown).",
     )
+    checkpoint_nice: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="Nice levels by which the background checkpoint thread (and the threads it starts) "
+        "yields the CPU to requests (Linux; 0: the same priority as requests).",
+    )
     seed_demo: bool = Field(
         False, description="Create the demo corpus at start-up (`pairank serve --demo` sets it)."
     )
