@@ -21,6 +21,9 @@ Every part reads what the earlier ones left in --workdir and merges its row into
            BM25 first build): p50/p99, recall@10 and 8-client throughput per --nprobe and --refine.
            serve and search time the store's parallel mode (one query's lists over all cores);
            --serial-baseline times Faiss's serial default beside it (benchmarks/index/probe_search.py).
+  during   the service restarted on the snapshot: a client sending one query every 100 ms, its p50/p90/
+           p99 with no checkpoint (60 s), then during a checkpoint per --nices (the checkpoint thread's
+           nice: 0, the requests' priority, and 10, PAIRANK_CHECKPOINT_NICE's default), at --nprobe's first.
   workers  RSS and PSS of 1 and 4 `pairank serve` workers on the same folder, after each total of varied
            /rank calls per worker in --searches, with how much of the mapped index each worker holds.
 
@@ -49,6 +52,7 @@ from tqdm import tqdm
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "benchmarks"), str(REPO / "benchmarks" / "index")]
 from bench_common import command_line, machine  # noqa: E402
+from checkpoint_load import measure_during  # noqa: E402
 from index_compact import resident_bytes  # noqa: E402
 from index_scale_parts import (  # noqa: E402
     identity,
@@ -249,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--part", choices=["data", "build", "serve", "search", "workers"], required=True)
+    parser.add_argument(
+        "--part", choices=["data", "build", "serve", "search", "workers", "during"], required=True
+    )
     parser.add_argument("--size", type=int, default=10_000_000)
     parser.add_argument("--nlist", type=int, default=16_384)
     parser.add_argument(
@@ -264,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
         help="serve, search: also time Faiss's serial mode (a query on one core), query by query alternately",
     )  # fmt: skip
     parser.add_argument("--passes", type=int, default=1, help="serve: search measures after the checkpoint")
+    parser.add_argument(
+        "--nices", type=int, nargs="+", default=[0, 10], help="during: checkpoint thread nices"
+    )
     parser.add_argument(
         "--searches", type=int, nargs="+", default=[20],
         help="workers: /rank calls per worker before a measure (several: one measure after each total)",
@@ -288,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         row = part_serve(args, args.workdir, model_dir)
     elif args.part == "search":
         row = part_search(args, args.workdir, model_dir)
+    elif args.part == "during":
+        row = measure_during(args.workdir, model_dir, args.nprobe[0], args.nices)
     else:
         row = measure_workers(args.workdir, model_dir, searches_per_worker=args.searches)
     row.update(command=command_line("scale_10m.py", argv), machine=machine())

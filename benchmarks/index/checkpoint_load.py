@@ -1,0 +1,120 @@
+"""Searches while a checkpoint runs in the service process, the checkpoint thread at the requests'
+priority or lowered (`PAIRANK_CHECKPOINT_NICE`), side by side in one run (issue 41: p50 in the service).
+
+A paced client sends one query every `interval` seconds (a desk's traffic, not a closed loop that would
+keep both cores busy by itself) from a request thread, first with no checkpoint running (the baseline),
+then during each checkpoint: single-query latencies over the whole checkpoint, its seconds and the number
+of queries it overlapped. The checkpoints run as the service's loop runs them (`store.checkpoint` in a
+thread of their own, after `lower_thread_priority`).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
+from bench_common import percentile  # noqa: E402
+from index_scale_parts import start_runtime  # noqa: E402
+
+from app.serving.priority import lower_thread_priority  # noqa: E402
+from app.serving.runtime import Runtime  # noqa: E402
+from indexes.spec import IndexSpec  # noqa: E402
+from indexes.vector_index import VectorIndex  # noqa: E402
+
+K = 10
+
+
+def _paced(search: Any, queries: np.ndarray, interval: float, running: threading.Event) -> list[float]:
+    """Latencies (ms) of queries sent every `interval` s while `running` is set."""
+    latencies: list[float] = []
+    number = 0
+    while running.is_set():
+        begun = time.perf_counter()
+        search(queries[number % len(queries)])
+        latencies.append((time.perf_counter() - begun) * 1000)
+        number += 1
+        time.sleep(max(0.0, interval - (time.perf_counter() - begun)))
+    return latencies
+
+
+def _summary(latencies: list[float]) -> dict[str, Any]:
+    return {
+        "queries": len(latencies),
+        "p50_ms": round(percentile(latencies, 0.5), 2),
+        "p90_ms": round(percentile(latencies, 0.9), 2),
+        "p99_ms": round(percentile(latencies, 0.99), 2),
+    }
+
+
+def searches_during_checkpoints(
+    runtime: Runtime, work: Path, nprobe: int, nices: list[int], interval: float = 0.1, idle: float = 60.0
+) -> dict[str, Any]:
+    """The paced client's latencies with no checkpoint (`idle` s), then during one checkpoint per nice."""
+    store = runtime.serving.state().store
+    opened = store.get("bench")
+    queries = np.load(work / "queries.npy")
+    out: dict[str, Any] = {"nprobe": nprobe, "interval_s": interval}
+
+    served = opened.index
+    # The served snapshot's rows and lists at this nprobe (as probe_search.py measures): the view keeps
+    # its generation mapped while a checkpoint writes the next one.
+    view = VectorIndex(
+        served.dimension, IndexSpec.from_dict(served.spec.to_dict() | {"nprobe": nprobe}), served.base
+    )
+
+    def search(query: np.ndarray) -> None:
+        view.search(query[None], K)
+
+    running = threading.Event()
+    running.set()
+    timer = threading.Timer(idle, running.clear)
+    timer.start()
+    out["no checkpoint"] = _summary(_run_in_thread(lambda: _paced(search, queries, interval, running)))
+    for nice in nices:
+        running.set()
+        seconds: dict[str, float] = {}
+
+        def checkpoint(nice: int = nice, seconds: dict[str, float] = seconds) -> None:
+            lower_thread_priority(nice)
+            begun = time.perf_counter()
+            store.checkpoint(opened)
+            seconds["checkpoint"] = time.perf_counter() - begun
+            running.clear()
+
+        writer = threading.Thread(target=checkpoint, name="pairank-checkpoint")
+        writer.start()
+        latencies = _run_in_thread(lambda: _paced(search, queries, interval, running))
+        writer.join()
+        out[f"checkpoint at nice {nice}"] = _summary(latencies) | {
+            "checkpoint_seconds": round(seconds["checkpoint"], 1)
+        }
+        print(nice, out[f"checkpoint at nice {nice}"], file=sys.stderr, flush=True)
+    return out
+
+
+def _run_in_thread(function: Any) -> Any:
+    """`function()` in a new thread, as a request thread runs searches; its result."""
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(function()))
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+def measure_during(work: Path, model_dir: Path, nprobe: int, nices: list[int]) -> dict[str, Any]:
+    """The service restarted on the benchmark's snapshot, then `searches_during_checkpoints`."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")  # as configure_process sets the service's
+    runtime, _, startup = start_runtime(work, model_dir, changes_before_start=0)
+    try:
+        row = searches_during_checkpoints(runtime, work, nprobe, nices)
+    finally:
+        runtime.close()
+    return {"startup_seconds": round(startup, 1), **row}
