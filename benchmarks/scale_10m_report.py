@@ -22,9 +22,9 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
     count, _, codes = size.partition(" ")
     box = next(iter(parts.values()))["machine"]["cpu_model"]
     lines = [f"## {int(count):,} documents, {_codes(size)} ({box})", ""]
-    for part in ("data", "build", "serve", "search", "workers"):
+    for part in ("data", "build", "serve", "search", "during", "workers"):
         row = parts.get(part)
-        if row is None and (part == "search" or codes):
+        if row is None and (part in ("search", "during") or codes):
             continue  # optional: more nprobe values; a rerun's entry measures what it names
         if row is None:
             lines += [f"- **{part}**: not run yet.", ""]
@@ -74,6 +74,8 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
                 f"no BM25); resident {row['resident_gib']} GiB."
             )
             lines += _search_table(row["search"])
+        elif part == "during":
+            lines += _during_table(row)
         elif "by_searches" not in row:
             lines.append(
                 f"  1 worker RSS {row['1']['rss_gib']} / PSS {row['1']['pss_gib']} GiB; 4 workers RSS "
@@ -94,6 +96,24 @@ def _size_section(size: str, parts: dict[str, Any]) -> list[str]:
                     f"{four['index_resident_gib_per_worker']}{_least_most(four)} |"
                 )
         lines.append("")
+    return lines
+
+
+def _during_table(row: dict[str, Any]) -> list[str]:
+    """The paced client's latencies idle and during each checkpoint (benchmarks/index/checkpoint_load.py)."""
+    lines = [
+        f"  the service restarted ({row['startup_seconds']} s); one query every {row['interval_s']} s "
+        f"at nprobe {row['nprobe']}, from a request thread:",
+        "",
+        "  | while | queries | p50 ms | p90 ms | p99 ms | checkpoint s |",
+        "  |---|---:|---:|---:|---:|---:|",
+    ]
+    for name, measured in row.items():
+        if isinstance(measured, dict) and "p50_ms" in measured:
+            lines.append(
+                f"  | {name} | {measured['queries']:,} | {measured['p50_ms']} | {measured['p90_ms']} | "
+                f"{measured['p99_ms']} | {measured.get('checkpoint_seconds', '-')} |"
+            )
     return lines
 
 
