@@ -127,3 +127,49 @@ run** (`--serial-baseline`, `benchmarks/index/probe_search.py`), and checks both
   3.65, float16 rows 3.64, the process's own 0.56). The data and build parts (1,019 s and 1,483 s) ran
   beside a training job and are not comparable with the first box's 235 s and 234 s.
 """
+
+CHECKPOINTS = """## Checkpoints and the page cache, the checkpoint's priority (AMD box, 2026-11-29, evening)
+
+The rows marked "IVF-SQ8, settled": the fourth run's recipe again, on a box whose int8 scans were
+**2.4x slower** than the fourth run's that afternoon (the same `search` part, the mapped store alone:
+serial 89.7 ms at nprobe 224 against 36.7; served 45.8 against 19.7), so its milliseconds compare only
+within this run. What it tested, side by side where it could:
+
+- **The service process is as fast as the mapped store once its pages are in.** After its own
+  checkpoint the service searched at 56.4 ms p50 (nprobe 224; p99 638 ms: the first queries read their
+  lists from disk) and, in a second pass straight after, **45.9 ms**, against **45.8 ms** for the mapped
+  store alone in a fresh process at the same hour (`search`). The fourth run's gap (30.5 in the service
+  against 19.7) was the first pass after a checkpoint, not the service.
+- **Page-cache hints** (`indexes/page_cache.py`): right after the checkpoint the new generation's float32
+  rows were 0% cached (dropped once written, as intended: no search reads them), its float16 rows 50%,
+  and its IVF lists 1%: the prefetch a mapped generation starts (`POSIX_FADV_WILLNEED`) is asynchronous
+  and had not read them yet, and (most likely) the checkpoint's own spill of the rows, 14 GiB mapped and
+  resident while it runs (seen in its smaps), had pushed the lists out as they were written. So the
+  first queries after a checkpoint still pay disk reads (the p99 above); writing the rows once, without
+  the spill, is the next step (not done).
+- **A checkpoint in the service process at the requests' priority doubles the search latency**, and
+  the first serve attempt of this run showed it by accident: the start-up's replay of 1,000 changes
+  made the corpus due, the service's own loop began a checkpoint, and the searches ran during it: 77.6 ms
+  p50 and a 4.7 s p99 (kept apart in the JSON as "serve, raced by a background checkpoint"; the parts now
+  wait out, and never start, the loop's checkpoints). The checkpoint thread now runs
+  `PAIRANK_CHECKPOINT_NICE` (10) nice levels below requests (`app/serving/priority.py`; the OpenMP team
+  it starts inherits it). `during` measured it: a client sending one query every 100 ms (a desk's
+  traffic) from a request thread, warmed up, idle and then during one checkpoint per nice, the lowered
+  one first: **p50 43.8 ms idle, 47.6 during the checkpoint at nice 10, 75.9 at nice 0** (p90 53.5,
+  83.6, 128.2): the lowered checkpoint costs the searches 9% at the median instead of 73%, and itself
+  took 256.9 s instead of 232.3 (x1.11). An earlier pass in the other order, without the warm-up
+  (its idle baseline read cold lists from disk: 209 ms; kept apart in the JSON), agrees: 55.7 ms at
+  nice 10 against 104.4 at nice 0, the checkpoint 292.3 s against 239.4. The p99 stays in seconds
+  either way (2.1-3.5 s): those are disk reads while the checkpoint streams 40 GiB through the page
+  cache, which CPU priority does not touch.
+- **Batches in the served mode**: 200 queries in one search call took 0.81-1.18x the serial mode's time
+  across the six rows above (no consistent cost: with many queries per call, splitting each query's
+  lists over the cores does the same work as sharing the queries out).
+- The rest of the served row on this box: restart 6.8 s (1.3 s without a replay), 1-document upsert
+  25.8 ms p50 (15.1 in the fourth run, the MiniLM encoding on the slower box included), checkpoint
+  335 s, resident 7.67 GiB (lists 3.65, float16 rows 3.45, the process's own 0.57); a replica's first
+  start, BM25 built from the rows and saved by linking its merged files, 526.8 s (300.6 on the third
+  run's Intel box). A `during` attempt that kept the replaced generation mapped filled the disk in its
+  second checkpoint: the checkpoint failed with ENOSPC, its half-written generation was removed and the
+  previous one went on serving, as the full-disk tests check.
+"""

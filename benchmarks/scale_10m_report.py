@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scale_10m_findings import FINDINGS, PARALLEL, RERUN
+from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, RERUN
 
 HERE = Path(__file__).resolve().parent
 TARGETS = (
@@ -181,7 +181,7 @@ def to_markdown(results: dict[str, Any]) -> str:
     lines = ["# Ten million documents on one machine", "", TARGETS, ""]
     for size in sorted(results, key=_order):
         lines += _size_section(size, results[size])
-    return "\n".join(lines).rstrip() + "\n\n" + FINDINGS + "\n" + RERUN + "\n" + PARALLEL
+    return "\n".join(lines).rstrip() + "\n\n" + FINDINGS + "\n" + RERUN + "\n" + PARALLEL + "\n" + CHECKPOINTS
 
 
 def plot(results: dict[str, Any], path: Path) -> bool:
