@@ -67,9 +67,12 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[rank]
 
 
-def latency_ms(values: Sequence[float]) -> dict[str, float]:
-    """p50, p95 and p99 of latencies in milliseconds (nearest rank), rounded to 0.1 ms."""
-    return {f"p{q}_ms": round(percentile(values, q / 100), 1) for q in (50, 95, 99)}
+def latency_ms(
+    values: Sequence[float], quantiles: Sequence[int] = (50, 95, 99), digits: int = 1
+) -> dict[str, float]:
+    """Percentiles (p50, p95 and p99 unless given) of latencies in milliseconds (nearest rank), rounded
+    to `digits` decimals."""
+    return {f"p{q}_ms": round(percentile(values, q / 100), digits) for q in quantiles}
 
 
 def median(values: Sequence[float]) -> float:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
-from bench_common import percentile  # noqa: E402
+from bench_common import latency_ms  # noqa: E402
 from index_scale_parts import start_runtime  # noqa: E402
 
 from app.serving.priority import lower_thread_priority  # noqa: E402
@@ -45,12 +45,7 @@ def _paced(search: Any, queries: np.ndarray, interval: float, running: threading
 
 
 def _summary(latencies: list[float]) -> dict[str, Any]:
-    return {
-        "queries": len(latencies),
-        "p50_ms": round(percentile(latencies, 0.5), 2),
-        "p90_ms": round(percentile(latencies, 0.9), 2),
-        "p99_ms": round(percentile(latencies, 0.99), 2),
-    }
+    return {"queries": len(latencies), **latency_ms(latencies, (50, 90, 99), digits=2)}
 
 
 def searches_during_checkpoints(
