@@ -4,8 +4,8 @@ A compact index's generation is mostly files that searches read little or not at
 14 GiB at 10M rows, are read only by the next checkpoint and by look-ups by id) beside the IVF lists that
 every query scans (3.7 GiB). Writing a generation passes all of it through the page cache, and pages
 written once are evicted oldest first, whatever searches need (benchmarks/scale_10m.md: the page cache
-right after a checkpoint). These
-hints are advisory and cost nothing where unsupported (macOS has no posix_fadvise; tmpfs ignores it).
+right after a checkpoint). These hints are advisory and cost nothing where unsupported (macOS has no
+posix_fadvise; tmpfs ignores it).
 """
 
 from __future__ import annotations
