@@ -1,11 +1,13 @@
 """Checkpoints: seal an index's state into a snapshot, then continue from it without losing later writes.
 
-A checkpoint copies the live rows under a shared lock (writes may go on meanwhile), writes a new snapshot
-generation, and maps it. `rebase` then builds the index to serve from that snapshot plus whatever was
-written after its high-water mark (the callers hold the corpus's write lock for that short step).
-An ANN structure is extended with the new rows when the old base had one and few rows have died;
-otherwise the rows are compacted and the structure is built anew. A refined (compressed) IVF gets its
-float16 copy of every row written anew with each generation.
+A checkpoint takes the delta's rows and the base's alive marks under the index's lock (an instant),
+writes a new snapshot generation (the rows straight into its file, once: `indexes/sealed.py`) while
+writes go on, and maps it; one checkpoint per snapshot folder at a time (callers hold its lock). `rebase`
+then builds the index to serve from that snapshot plus whatever was written after its high-water mark
+(the callers hold the corpus's write lock for that short step). An ANN structure is extended with the
+new rows when the old base had one and few rows have died; otherwise the rows are compacted and the
+structure is built anew. A refined (compressed) IVF gets its float16 copy of every row written anew
+with each generation.
 """
 
 from __future__ import annotations
@@ -18,8 +20,17 @@ from pathlib import Path
 import faiss
 
 from indexes.ann import build_ann, extend_ann, recall_at_k
+from indexes.durable import staged_folder
 from indexes.memory import release_freed_memory
-from indexes.snapshot import LoadedSnapshot, ModelIdentity, SnapshotContent, load_snapshot, save_snapshot
+from indexes.sealed import write_vectors
+from indexes.snapshot import (
+    LoadedSnapshot,
+    ModelIdentity,
+    SnapshotContent,
+    load_snapshot,
+    publish_snapshot,
+    write_generation,
+)
 from indexes.vector_index import VectorIndex
 
 log = logging.getLogger(__name__)
@@ -49,29 +60,35 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
         and base.source is not None
         and index.dead_fraction() <= MAX_DEAD_FRACTION
     )
-    folder.mkdir(parents=True, exist_ok=True)
-    vectors, ids, alive, hwm, appended = index.sealed_rows(compact=not incremental, spill_dir=folder)
+    sealed = index.sealed_rows(compact=not incremental)  # under the index's lock: an instant
     ann = None
     recall = None
     refine = index.spec.refined(structure)
-    if structure != "flat":
-        if incremental:
-            assert base.source is not None
-            # A private, writable copy of the old structure; the new rows are added to it.
-            ann = faiss.read_index(str(base.source / "ann.faiss"))
-            extend_ann(ann, vectors[len(vectors) - appended :])
-        else:
-            ann = build_ann(index.spec, structure, vectors)
-        assert ann is not None
-        refine_from = vectors if refine else None  # scored as float16, as the file written below
-        recall = round(recall_at_k(ann, index.spec, vectors, alive, refine_from=refine_from), 4)
-    content = SnapshotContent(vectors, ids, alive, hwm, structure, index.spec.to_dict(), ann, recall, refine)
-    generation = save_snapshot(folder, content, corpus, model)
+    with staged_folder(folder) as staged:
+        # The rows go straight into the new generation's file, once; an unchanged base's file is linked.
+        link_from = None if base.source is None else base.source / "vectors.npy"
+        vectors = write_vectors(staged / "vectors.npy", sealed, link_from)
+        ids = sealed.ids()
+        if structure != "flat":
+            if incremental:
+                assert base.source is not None
+                # A private, writable copy of the old structure; the new rows are added to it.
+                ann = faiss.read_index(str(base.source / "ann.faiss"))
+                extend_ann(ann, vectors[len(vectors) - sealed.appended :])
+            else:
+                ann = build_ann(index.spec, structure, vectors)
+            assert ann is not None
+            refine_from = vectors if refine else None  # scored as float16, as the file written below
+            recall = round(recall_at_k(ann, index.spec, vectors, sealed.alive, refine_from=refine_from), 4)
+        content = SnapshotContent(vectors, ids, sealed.alive, sealed.hwm, structure, index.spec.to_dict(),
+                                  ann, recall, refine)  # fmt: skip
+        write_generation(staged, content, corpus, model)
+    generation = publish_snapshot(folder, staged)
     rows, rebuilt = len(ids), ann is not None and not incremental
     # The structure just written is a private copy (3.7 GB of IVF lists at 10M rows) that the index to
     # serve maps from the file instead: drop it now and hand its pages back to the system, or glibc keeps
     # them resident (measured: up to the copy's size stayed private after the checkpoint).
-    del content, ann, vectors, ids, alive
+    del content, ann, vectors, ids, sealed
     release_freed_memory()
     loaded = load_snapshot(folder, model)
     if loaded is None or loaded.base.source != generation:

@@ -17,8 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from indexes.durable import staged_folder
 from indexes.lexical_base import LexicalBase
-from indexes.lexical_write import staged_folder, term_chunks
+from indexes.lexical_write import term_chunks
 from indexes.npy_append import NpyAppender
 
 __all__ = ["merge_segments"]

@@ -8,7 +8,6 @@ runs without it, so writes (and the searches queued behind a waiting write) do n
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -20,13 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from indexes.durable import fsync_dir, fsync_file
+from indexes.durable import STAGING, fsync_dir, fsync_file, staged_folder
 from indexes.lexical_base import ARRAYS, CURRENT, LexicalBase
 from indexes.npy_append import NpyAppender
 
-__all__ = ["Delta", "publish_generation", "stage_generation", "staged_folder", "term_chunks"]
+__all__ = ["Delta", "publish_generation", "stage_generation", "term_chunks"]
 
-STAGING = ".tmp-gen-"  # a generation being written: never loaded, swept by the next save's writer
 _CHUNK_POSTINGS = 1 << 22  # a save sorts and writes this many postings at a time
 
 
@@ -86,32 +84,6 @@ def _linked(base: LexicalBase | None, dead: np.ndarray, delta: Delta, out: Path)
             child.unlink()
         return False
     return True
-
-
-@contextlib.contextmanager
-def staged_folder(folder: Path) -> Iterator[Path]:
-    """A new staging folder in `folder` for a generation's files: fsynced when the block ends, removed
-    when it raises (a full disk leaves nothing behind)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f"{STAGING}{uuid.uuid4().hex[:12]}"
-    try:
-        tmp.mkdir()
-        yield tmp
-        for child in tmp.iterdir():  # on disk before CURRENT can name it: a crash leaves the old one
-            fsync_file(child)
-        fsync_dir(tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def sweep_staging(folder: Path) -> int:
-    """Remove generations left half-written by a save that died (only its folder's writer may call it)."""
-    removed = 0
-    for child in folder.glob(f"{STAGING}*") if folder.is_dir() else ():
-        shutil.rmtree(child, ignore_errors=True)
-        removed += 1
-    return removed
 
 
 def _merge(base: LexicalBase | None, dead: np.ndarray, delta: Delta, out: Path) -> None:

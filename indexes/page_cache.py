@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["cached_fraction", "forget", "prefetch", "read_randomly"]
+__all__ = ["cached_fraction", "forget", "forget_mapped", "prefetch", "read_randomly"]
 
 _PAGE = mmap.PAGESIZE
 
@@ -28,6 +28,16 @@ _PAGE = mmap.PAGESIZE
 def forget(path: Path) -> None:
     """Drop a file's clean pages from the page cache (call after fsync: dirty pages are not dropped)."""
     _advise(path, "POSIX_FADV_DONTNEED")
+
+
+def forget_mapped(array: np.ndarray, path: Path) -> None:
+    """`forget` for a file this process has memory-mapped as `array` (fsynced): the kernel keeps pages a
+    mapping holds, so they are let go from the mapping first (read again from the file if touched)."""
+    handle = getattr(array, "_mmap", None)  # numpy.memmap keeps its mmap.mmap here
+    if isinstance(handle, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        with contextlib.suppress(OSError):
+            handle.madvise(mmap.MADV_DONTNEED)
+    forget(path)
 
 
 def prefetch(path: Path) -> None:

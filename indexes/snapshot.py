@@ -32,7 +32,7 @@ import numpy as np
 from indexes.ann import split_probes
 from indexes.durable import fsync_dir, fsync_file
 from indexes.npy_append import NpyAppender
-from indexes.page_cache import forget, prefetch, read_randomly
+from indexes.page_cache import forget_mapped, prefetch, read_randomly
 from indexes.vector_index import Base
 
 FORMAT_VERSION = 2
@@ -89,20 +89,15 @@ class SnapshotContent:
     refine: bool = False  # also write the float16 copy of the rows that refined searches re-score from
 
 
-def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> Path:
-    """Write a new generation and make it current; returns the generation folder."""
-    folder.mkdir(parents=True, exist_ok=True)
+def publish_snapshot(folder: Path, staged: Path) -> Path:
+    """Rename a whole, fsynced staged generation into place and make it current; returns its folder."""
     name = f"gen-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}"
-    tmp = folder / f".tmp-{name}"
-    try:
-        _write_generation(tmp, content, corpus, model)
-    except BaseException:
-        # A full disk (ENOSPC) or any other failure: the half-written generation goes, so it does not
-        # hold the space a retry needs; CURRENT still names the previous, whole generation.
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     generation = folder / name
-    os.replace(tmp, generation)
+    try:
+        os.replace(staged, generation)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
     pointer_tmp = folder / f".{_CURRENT}.{uuid.uuid4().hex[:8]}"
     try:
         pointer_tmp.write_text(name)
@@ -117,24 +112,21 @@ def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: Mo
     return generation
 
 
-def _write_generation(tmp: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> None:
-    """Every file of a generation, fsynced, in the folder `tmp`."""
-    tmp.mkdir()
+def write_generation(staged: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> None:
+    """Every file of a generation but its rows, which `indexes.sealed.write_vectors` put in `staged` (the
+    folder of `indexes.durable.staged_folder`, which flushes them all when its block ends)."""
     order = np.argsort(content.ids, kind="stable").astype(np.int64)
-    np.save(tmp / "vectors.npy", np.ascontiguousarray(content.vectors, dtype=np.float32))
-    if content.ann is not None:
-        # Searches read the structure, not these rows (the next checkpoint and look-ups by id do): flushed
-        # and dropped from the page cache now, they do not push out the lists being written after them.
-        fsync_file(tmp / "vectors.npy")
-        forget(tmp / "vectors.npy")
-    np.save(tmp / "ids.npy", content.ids.astype(np.int64))
-    np.save(tmp / "alive.npy", content.alive.astype(bool))
-    np.save(tmp / "sorted_ids.npy", content.ids[order].astype(np.int64))
-    np.save(tmp / "order.npy", order)
-    if content.ann is not None:
-        faiss.write_index(content.ann, str(tmp / "ann.faiss"))
+    np.save(staged / "ids.npy", content.ids.astype(np.int64))
+    np.save(staged / "alive.npy", content.alive.astype(bool))
+    np.save(staged / "sorted_ids.npy", content.ids[order].astype(np.int64))
+    np.save(staged / "order.npy", order)
     if content.refine:
-        _write_float16(tmp / _REFINE_FILE, content.vectors)
+        _write_float16(staged / _REFINE_FILE, content.vectors)  # from the rows still in the page cache
+    if content.ann is not None:
+        # Searches read the structure, not these rows (the next checkpoint and look-ups by id do): dropped
+        # from the page cache now, they do not push out the lists written next.
+        forget_mapped(content.vectors, staged / "vectors.npy")
+        faiss.write_index(content.ann, str(staged / "ann.faiss"))
     manifest = {
         "format_version": FORMAT_VERSION,
         "corpus": corpus,
@@ -153,10 +145,7 @@ def _write_generation(tmp: Path, content: SnapshotContent, corpus: str, model: M
         "faiss_version": faiss.__version__,
         "created_at": datetime.now(UTC).isoformat(),
     }
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    for child in tmp.iterdir():
-        fsync_file(child)
-    fsync_dir(tmp)
+    (staged / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
 def _write_float16(path: Path, vectors: np.ndarray) -> None:

@@ -13,7 +13,6 @@ take it alone.
 
 from __future__ import annotations
 
-import tempfile
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import numpy as np
 
 from indexes.ann import ann_search
 from indexes.combiner import Hits, SearchCombiner
+from indexes.sealed import SealedRows
 from indexes.spec import IndexSpec
 from pairank.locks import SharedExclusiveLock
 
@@ -189,25 +189,26 @@ class VectorIndex:
             deletes = [(doc_id, s) for doc_id, s in self.deleted.items() if s > seq]
             return upserts, deletes
 
-    def sealed_rows(
-        self, compact: bool, spill_dir: Path | None = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
-        """What a new snapshot holds: (vectors, ids, alive, hwm, rows appended after the old base).
+    def sealed_rows(self, compact: bool) -> SealedRows:
+        """What a new snapshot holds, with rows appended after the old base's (`SealedRows`).
 
         Compacted, it keeps live rows only; otherwise it keeps every base row (dead ones marked) and
         appends the live delta rows, so an ANN structure over the old base can be extended, not rebuilt.
+        Only what writes change is copied here, under the lock; the base's rows are read after it.
         """
         with self._lock.shared():
             base, delta = self.base, self.delta
             rows = sorted(delta.row_of.values())
-            keep = base.alive if compact and not base.alive.all() else None
-            vectors = _stacked(base.vectors, keep, delta.vectors[rows], spill_dir)
-            ids = _stacked(base.ids, keep, delta.ids[rows], spill_dir)
+            keep = base.alive.copy() if compact and not base.alive.all() else None
+            kept = len(base.alive) if keep is None else int(keep.sum())
             if compact:
-                alive = np.ones(len(ids), dtype=bool)
+                alive = np.ones(kept + len(rows), dtype=bool)
             else:
                 alive = np.concatenate([base.alive, np.ones(len(rows), dtype=bool)])
-            return vectors.astype(np.float32, copy=False), ids.astype(np.int64), alive, self.hwm, len(rows)
+            return SealedRows(
+                base.vectors, base.ids, keep, np.asarray(delta.vectors[rows], np.float32),
+                delta.ids[rows].astype(np.int64), alive, self.hwm,
+            )  # fmt: skip
 
     def dead_fraction(self) -> float:
         """Share of base rows that are dead (superseded or deleted)."""
@@ -313,39 +314,3 @@ def _top(scores: np.ndarray, ids: np.ndarray, k: int) -> list[tuple[int, float]]
     tied_or_better = np.flatnonzero(-rounded <= kth)
     ordered = sorted(tied_or_better.tolist(), key=lambda i: (-float(rounded[i]), int(ids[i])))[:keep]
     return [(int(ids[i]), float(scores[i])) for i in ordered]
-
-
-_STACK_CHUNK = 65_536  # base rows copied at a time when some are left out
-_IN_MEMORY_BYTES = 1 << 30  # a larger copy of the rows is file-backed
-
-
-def _stacked(
-    base: np.ndarray, keep: np.ndarray | None, appended: np.ndarray, spill_dir: Path | None = None
-) -> np.ndarray:
-    """Base rows (those `keep` marks, or all) followed by `appended`, with at most one copy in memory.
-
-    With nothing appended and nothing left out it is the base itself (memory-mapped from the snapshot):
-    a checkpoint of 10M float32 rows must not hold them twice (15 GB each) to write them again.
-    """
-    if keep is None and not len(appended):
-        return base
-    kept = len(base) if keep is None else int(keep.sum())
-    shape = (kept + len(appended), *base.shape[1:])
-    if int(np.prod(shape)) * base.dtype.itemsize <= _IN_MEMORY_BYTES:
-        out = np.empty(shape, dtype=base.dtype)
-    else:
-        # Beyond a GiB the copy goes to an unlinked temporary file in `spill_dir` (the snapshot's disk,
-        # not a /tmp that may be RAM): the page cache holds it and can write it back, where 10M float32
-        # rows (15 GB) in anonymous memory beside the serving index overflow 24 GB (measured: killed by
-        # the OOM killer at a 10M checkpoint).
-        with tempfile.TemporaryFile(prefix="pairank-sealed-", dir=spill_dir) as handle:
-            out = np.memmap(handle, dtype=base.dtype, mode="w+", shape=shape)
-    position = 0
-    for start in range(0, len(base), _STACK_CHUNK):
-        block = np.asarray(base[start : start + _STACK_CHUNK])
-        if keep is not None:
-            block = block[keep[start : start + _STACK_CHUNK]]
-        out[position : position + len(block)] = block
-        position += len(block)
-    out[position:] = appended
-    return out

@@ -38,6 +38,7 @@ from app.stores.lexical_store import (
 from app.stores.opened import OpenedCorpora, checkpoint_due
 from app.stores.port import Hits, KnownVectors
 from indexes.checkpoint import checkpoint, rebase
+from indexes.durable import sweep_staging
 from indexes.lexical import LexicalIndex
 from indexes.snapshot import ModelIdentity, delete_corpus_snapshots, load_snapshot, snapshot_dir
 from indexes.spec import IndexSpec
@@ -264,6 +265,9 @@ class FaissStore:
                 fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return False
+            # A generation half-written by a checkpoint that died here (the lock is ours): up to the rows'
+            # size (14 GiB at 10M rows), which the new one needs.
+            sweep_staging(folder)
             pending = opened.changes_since_checkpoint
             result = checkpoint(opened.index, folder, opened.name, self.identity)
             # Before the pending count drops: if this fails (a full disk), the corpus stays due and retries.

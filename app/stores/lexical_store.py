@@ -25,10 +25,10 @@ from app.db.repositories.documents import DocumentRepository
 from app.db.repositories.languages import DocumentLanguages
 from app.stores.port import CorpusVectors
 from indexes.analysis import Analyser
+from indexes.durable import sweep_staging
 from indexes.languages import MULTI
 from indexes.lexical import LexicalIndex
 from indexes.lexical_build import SPILL_EVERY, build_index, sweep_builds
-from indexes.lexical_write import sweep_staging
 from indexes.snapshot import corpus_dir
 
 log = logging.getLogger(__name__)

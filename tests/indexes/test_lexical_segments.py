@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 from indexes import lexical_write
 from indexes.analysis import Analyser
+from indexes.durable import STAGING
 from indexes.lexical import LexicalIndex
 from indexes.lexical_base import ARRAYS, LexicalBase
 from indexes.lexical_build import build_index
 from indexes.lexical_segments import merge_segments
-from indexes.lexical_write import STAGING
 
 WORDS = ["shark", "highway", "flood", "vaccine", "moon", "bleach", "router", "carrot", "plastic", "émeute",
          "earth", "python", "tower", "dängerous", "z"]  # fmt: skip

@@ -12,7 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import indexes.durable as durable
 import indexes.lexical_write as lexical_write
+import indexes.sealed as sealed_module
 import indexes.snapshot as snapshot_module
 from indexes.checkpoint import checkpoint, rebase
 from indexes.lexical import LexicalIndex
@@ -30,6 +32,12 @@ def no_space(*_: object) -> None:
     raise OSError(errno.ENOSPC, "No space left on device")
 
 
+def fsync_with(monkeypatch: pytest.MonkeyPatch, replacement: object) -> None:
+    """Every writer's fsync replaced (each module holds its own name for it)."""
+    for module in (durable, lexical_write, sealed_module, snapshot_module):
+        monkeypatch.setattr(module, "fsync_file", replacement)
+
+
 def leftovers(folder: Path) -> list[Path]:
     """Half-written generations or pointers."""
     return [p for p in folder.iterdir() if p.name.startswith(".tmp-") or p.name.startswith(".CURRENT")]
@@ -44,7 +52,7 @@ def test_a_failed_snapshot_leaves_the_previous_generation_current(
     index.apply([(i, rows[i], i + 1) for i in range(20)], hwm=20)
     index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
     index.apply([(i, rows[i], i + 1) for i in range(20, 30)], hwm=30)
-    real_fsync, calls = snapshot_module.fsync_file, []
+    real_fsync, calls = durable.fsync_file, []
 
     def fsync_until_full(path: Path) -> None:
         calls.append(path)
@@ -52,7 +60,7 @@ def test_a_failed_snapshot_leaves_the_previous_generation_current(
             no_space()
         real_fsync(path)
 
-    monkeypatch.setattr(snapshot_module, "fsync_file", fsync_until_full)
+    fsync_with(monkeypatch, fsync_until_full)
     with pytest.raises(OSError) as raised:
         checkpoint(index, tmp_path, "c", MODEL)
     assert raised.value.errno == errno.ENOSPC
@@ -60,7 +68,7 @@ def test_a_failed_snapshot_leaves_the_previous_generation_current(
     previous = load_snapshot(tmp_path, MODEL)
     assert previous is not None and previous.hwm == 20 and len(previous.base.ids) == 20
 
-    monkeypatch.setattr(snapshot_module, "fsync_file", real_fsync)  # space freed
+    fsync_with(monkeypatch, real_fsync)  # space freed
     sealed = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
     assert sealed.hwm == 30 and len(sealed) == 30
     assert load_snapshot(tmp_path, MODEL).hwm == 30  # type: ignore[union-attr]
@@ -76,7 +84,7 @@ def test_a_failed_lexical_save_keeps_the_previous_generation(
     index.apply([(1, "towers spread the virus"), (2, "the moon landing was staged")], hwm=2)
     index.save(tmp_path)
     index.apply([(3, "onions in socks cure the flu")], hwm=3)
-    real_fsync = lexical_write.fsync_file
+    real_fsync = durable.fsync_file
 
     def fsync_until_full(path: Path) -> None:  # where delayed allocation first reports a full disk
         if failing == "fsync" or path.name == "manifest.json":
@@ -90,7 +98,7 @@ def test_a_failed_lexical_save_keeps_the_previous_generation(
     elif failing == "arrays saved":
         monkeypatch.setattr(np, "save", no_space)
     else:  # the staged arrays' flush, or the manifest's while publishing
-        monkeypatch.setattr(lexical_write, "fsync_file", fsync_until_full)
+        fsync_with(monkeypatch, fsync_until_full)
     with pytest.raises(OSError):
         index.save(tmp_path)
     monkeypatch.undo()
@@ -115,14 +123,14 @@ def test_a_full_disk_during_a_compact_rebuild_leaves_the_previous_index_serving(
     index.apply(deletes=[(i, 3) for i in range(0, 600, 2)], hwm=3)  # half dead: the rebuild is a full one
     queries = rows[::50]
     serving = index.search(queries, 10)
-    real_fsync = snapshot_module.fsync_file
+    real_fsync = durable.fsync_file
 
     def fsync_until_full(path: Path) -> None:
         if path.name == failing_file:
             no_space()
         real_fsync(path)
 
-    monkeypatch.setattr(snapshot_module, "fsync_file", fsync_until_full)
+    fsync_with(monkeypatch, fsync_until_full)
     with pytest.raises(OSError):
         checkpoint(index, tmp_path, "c", MODEL)
     assert not leftovers(tmp_path)
@@ -131,6 +139,6 @@ def test_a_full_disk_during_a_compact_rebuild_leaves_the_previous_index_serving(
     assert previous is not None and previous.hwm == 1 and previous.base.refine is not None
     assert_same_hits(rebase(index, previous).search(queries, 10), serving)  # as a restart would now answer
 
-    monkeypatch.setattr(snapshot_module, "fsync_file", real_fsync)  # space freed
+    fsync_with(monkeypatch, real_fsync)  # space freed
     rebuilt = checkpoint(index, tmp_path, "c", MODEL)
     assert rebuilt.rebuilt_ann and rebuilt.rows == 600 and rebuilt.snapshot.base.refine is not None

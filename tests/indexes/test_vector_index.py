@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexes import vector_index
 from indexes.checkpoint import checkpoint, rebase
 from indexes.snapshot import ModelIdentity
 from indexes.spec import IndexSpec
@@ -195,28 +194,3 @@ def test_a_search_survives_its_index_being_replaced_meanwhile() -> None:
     waiting.join(10)
     assert not errors, errors
     assert [doc for doc, _ in answers[0]][0] == 7
-
-
-def test_a_checkpoint_reuses_the_mapped_rows_and_copies_a_chunk_at_a_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(vector_index, "_STACK_CHUNK", 7)  # chunk boundaries inside a small base
-    monkeypatch.setattr(vector_index, "_IN_MEMORY_BYTES", 1024)  # the copy goes to a temporary file
-    rows = normalize_rows(vectors(30))
-    index = VectorIndex(16)
-    index.apply([(i, rows[i], i + 1) for i in range(30)], hwm=30)
-    index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
-    # Nothing written since the snapshot: its mapped rows are handed on, not copied (10M rows are 15 GB).
-    for compact in (True, False):
-        sealed, ids, alive, _, appended = index.sealed_rows(compact=compact)
-        assert np.shares_memory(sealed, index.base.vectors) and appended == 0 and alive.all()
-    extra = normalize_rows(vectors(3, seed=4))
-    index.apply([(30 + i, extra[i], 40 + i) for i in range(3)], deletes=[(i, 50 + i) for i in (0, 7, 8, 29)])
-    sealed, ids, alive, _, appended = index.sealed_rows(compact=True, spill_dir=tmp_path)
-    assert isinstance(sealed, np.memmap)  # file-backed: the page cache, not the process, holds it
-    live = [i for i in range(30) if i not in (0, 7, 8, 29)]
-    assert ids.tolist() == [*live, 30, 31, 32] and appended == 3 and alive.all()
-    np.testing.assert_allclose(sealed, np.concatenate([rows[live], extra]), atol=1e-6)
-    kept, kept_ids, kept_alive, _, _ = index.sealed_rows(compact=False)
-    assert kept_ids.tolist() == [*range(30), 30, 31, 32] and (~kept_alive).sum() == 4
-    np.testing.assert_allclose(kept[:30], rows, atol=1e-6)

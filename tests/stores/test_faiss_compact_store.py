@@ -12,6 +12,8 @@ from app.search.ranking_setting import RankingRequest
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.ranking import RankingService
+from indexes.durable import STAGING
+from indexes.snapshot import snapshot_dir
 from tests.helpers.hits import assert_same_hits
 from tests.helpers.runtime import RuntimeFactory, serve
 from tests.helpers.tiny_model import TINY_CORPUS
@@ -38,7 +40,12 @@ def test_a_refined_compact_corpus_survives_a_restart_with_its_log(make_runtime: 
     service.create_corpus("compact", "claim", None, index=SPEC)
     service.upsert_documents("compact", [(d, t, None, False) for d, t in DOCUMENTS.items()])
     store = writer.serving.state().store
+    folder = snapshot_dir(store.root, store.get("compact").corpus_id, store.identity)
+    died = folder / f"{STAGING}died"  # a generation half-written by a checkpoint killed mid-write
+    died.mkdir(parents=True)
+    (died / "vectors.npy").write_bytes(b"\0" * 4096)
     assert store.checkpoint(store.get("compact"))
+    assert not died.exists()  # swept by the next checkpoint, which may need its space
     status = service.index_status("compact")
     assert status["structure"] == "ivf" and status["spec"]["refine"] == 40
     assert status["recall_at_10"] >= 0.9

@@ -18,10 +18,10 @@ from app.stores.lexical_store import build_lexical, lexical_folder, open_lexical
 from app.usecases.corpora import CorpusService
 from indexes import lexical_write
 from indexes.analysis import Analyser
+from indexes.durable import STAGING
 from indexes.lexical import LexicalIndex
 from indexes.lexical_base import ARRAYS
 from indexes.lexical_build import BUILD_PREFIX
-from indexes.lexical_write import STAGING
 from indexes.snapshot import corpus_dir
 from tests.helpers.runtime import RuntimeFactory, serve
 

@@ -1,0 +1,194 @@
+"""A vector checkpoint's rows: copied under the index's lock into a scratch file, then written again into
+the generation (BASELINE), or streamed once into the generation's file after the lock (the working tree).
+
+Each variant runs in a fresh process on the same rows: a refined compact index (IVF-sq8 + float16 rows,
+the 10M configuration) of `--rows` random 384-d rows is built and checkpointed, then each measured
+checkpoint follows one kind of change: `appended` (1,000 new rows: the structure is extended, every row
+written), `compacted` (30% of the rows deleted and 1,000 new ones: the live rows compacted, the structure
+rebuilt). (A checkpoint of unchanged rows, deletions only with nothing appended, links the old file now; a
+live service's delta is rarely empty, so it is left to tests/indexes/test_sealed_rows.py.) While it runs,
+a writer applies a one-row upsert every 5 ms. Reported per checkpoint: its seconds, the bytes the process
+dirtied in the page cache (`write_bytes` of /proc/self/io, which counts stores into a mapped file as well
+as write() calls) and passed to write() (`wchar`), how long the writer's upserts waited (the lock the
+checkpoint holds), the share of the new IVF lists and float32 rows still cached after it, and whether 200
+queries' top 10 equal the baseline's.
+
+    nice -n 5 .venv/bin/python benchmarks/index/checkpoint_write.py [--rows 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = REPO / "benchmarks" / "index"
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_common import command_line, fresh_call, machine, percentile  # noqa: E402
+
+BASELINE = "eaf245b"  # the last commit whose checkpoint copied the rows to a scratch file under the lock
+VARIANTS = {"scratch copy under the lock, then written (before)": True, "written once, after the lock": False}
+DIMENSION = 384
+KINDS = ("appended", "compacted")
+
+
+def _io() -> dict[str, int]:
+    fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
+    return {"write_bytes": int(fields["write_bytes"]), "wchar": int(fields["wchar"])}
+
+
+def _rows(count: int, seed: int) -> np.ndarray:
+    rows = np.random.default_rng(seed).normal(size=(count, DIMENSION)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def run(rows: int, tree: str | None) -> dict[str, Any]:
+    """In this process (from `tree`'s `indexes/` when given): the first checkpoint, then one per kind."""
+    if tree is not None:
+        sys.path.insert(0, tree)  # before anything imports `indexes`
+    from indexes.checkpoint import checkpoint, rebase
+    from indexes.page_cache import cached_fraction
+    from indexes.snapshot import ModelIdentity
+    from indexes.spec import IndexSpec
+    from indexes.vector_index import VectorIndex
+
+    model = ModelIdentity("bench", "bench@1", "55" * 32, DIMENSION)
+    spec = IndexSpec(type="ivf", nlist=1024, nprobe=64, compression="sq8", refine=100)
+    queries = _rows(200, seed=99)
+    out: dict[str, Any] = {"rows": rows}
+    with tempfile.TemporaryDirectory(prefix="ckptwrite-", dir=REPO.parent) as scratch:
+        folder = Path(scratch)
+        index = VectorIndex(DIMENSION, spec)
+        for start in range(0, rows, 100_000):
+            block = _rows(min(100_000, rows - start), seed=start)
+            index.apply([(start + i, row, 1) for i, row in enumerate(block)], hwm=1)
+        begun = time.perf_counter()
+        index = rebase(index, checkpoint(index, folder, "c", model).snapshot)
+        out["first_checkpoint_s"] = round(time.perf_counter() - begun, 1)
+        seq = 2
+        for kind in KINDS:
+            if kind == "compacted":
+                dead = range(0, rows, 3)  # a third: beyond the 20% that forces a rebuild
+                index.apply(deletes=[(doc, seq) for doc in dead], hwm=seq)
+                seq += 1
+            extra = _rows(1000, seed=10**6 + seq)
+            index.apply([(10**9 + seq + i, row, seq + i) for i, row in enumerate(extra)], hwm=seq + 999)
+            seq += 1000
+            row, result = _measured(index, folder, model, checkpoint, seq)
+            seq += 10**6  # beyond the writer's sequence numbers
+            source = result.snapshot.base.source
+            files = [name for name in ("ann.faiss", "vectors.npy") if (source / name).is_file()]
+            row["cached_after"] = {name: round(cached_fraction(source / name) or 0.0, 3) for name in files}
+            row["rebuilt_ann"] = result.rebuilt_ann
+            index = rebase(index, result.snapshot)
+            row["top10"] = [[doc for doc, _ in hits] for hits in index.search(queries, 10)]
+            out[kind] = row
+            print(kind, {k: v for k, v in row.items() if k != "top10"}, flush=True)
+    return out
+
+
+def _measured(index: Any, folder: Path, model: Any, checkpoint: Any, seq: int) -> tuple[dict[str, Any], Any]:
+    """One checkpoint with a writer applying an upsert every 5 ms: its numbers and its result."""
+    waits: list[float] = []
+    stop = threading.Event()
+    late = _rows(100, seed=7)
+
+    def writer() -> None:
+        number = 0
+        while not stop.is_set():
+            begun = time.perf_counter()
+            index.apply([(2 * 10**9 + number % 100, late[number % 100], seq + number)], hwm=seq + number)
+            waits.append(time.perf_counter() - begun)
+            number += 1
+            time.sleep(0.005)
+
+    subprocess.run(["sync"], check=True)  # what earlier steps left dirty is not counted here
+    before = _io()
+    thread = threading.Thread(target=writer)
+    thread.start()
+    begun = time.perf_counter()
+    result = checkpoint(index, folder, "c", model)
+    seconds = time.perf_counter() - begun
+    stop.set()
+    thread.join()
+    after = _io()
+    waits = waits or [0.0]
+    return {"checkpoint_s": round(seconds, 1),
+            "dirtied_mib": round((after["write_bytes"] - before["write_bytes"]) / 2**20, 1),
+            "write_calls_mib": round((after["wchar"] - before["wchar"]) / 2**20, 1),
+            "upserts": len(waits), "upsert_wait_p50_ms": round(1000 * percentile(waits, 0.5), 2),
+            "upsert_wait_max_ms": round(1000 * max(waits), 1)}, result  # fmt: skip
+
+
+def baseline_tree(folder: Path, commit: str) -> str:
+    """`commit`'s `indexes/` package, written out from git under `folder`."""
+    archive = subprocess.run(["git", "archive", commit, "indexes"], cwd=REPO, check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+    return str(folder)
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The page: one row per checkpoint kind and variant, ratios to the baseline's."""
+    box = report["machine"]
+    lines = [
+        "# A vector checkpoint's rows: a scratch copy under the lock, or written once after it",
+        "",
+        "Generated by `benchmarks/index/checkpoint_write.py` (its docstring says what it measures).",
+        f"Command: `{report['command']}`. Machine: {box['cpu_model']}, {box['nproc']} cores, "
+        f"{box['memory_gib']} GiB, {box['date'][:10]}. Baseline: `{report['baseline']}`. "
+        f"Rows: {report['rows']:,} x {DIMENSION} (IVF-sq8, float16 refine).",
+        "",
+        "| checkpoint after | variant | s | x before | dirtied MiB | x before | write() MiB "
+        "| upsert wait p50 / max ms | IVF lists / float32 rows cached after | top 10 = before |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind in KINDS:
+        first = next(iter(report["results"].values()))[kind]
+        for name, result in report["results"].items():
+            row = result[kind]
+            cached = row["cached_after"]
+            lines.append(
+                f"| {kind} | {name} | {row['checkpoint_s']} "
+                f"| {row['checkpoint_s'] / first['checkpoint_s']:.2f} | {row['dirtied_mib']:,} "
+                f"| {row['dirtied_mib'] / max(first['dirtied_mib'], 0.1):.2f} | {row['write_calls_mib']:,} "
+                f"| {row['upsert_wait_p50_ms']} / {row['upsert_wait_max_ms']} "
+                f"| {cached.get('ann.faiss', 0):.0%} / {cached['vectors.npy']:.0%} "
+                f"| {row['identical_top10']} |"
+            )
+    note = report.get("note")  # what a reader needs about this run (added by hand after it)
+    return "\n".join(lines) + "\n" + (f"\n{note}\n" if note else "")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Both variants in fresh processes, one after the other, on the same rows."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    args = parser.parse_args(argv)
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="ckptbase-") as folder:
+        tree = baseline_tree(Path(folder), BASELINE)
+        for name, old in VARIANTS.items():
+            results[name] = fresh_call(HERE, "checkpoint_write", "run", args.rows, tree if old else None)
+    reference = {kind: next(iter(results.values()))[kind]["top10"] for kind in KINDS}
+    for result in results.values():
+        for kind in KINDS:
+            result[kind]["identical_top10"] = result[kind].pop("top10") == reference[kind]
+    report = {"command": command_line("index/checkpoint_write.py", argv), "machine": machine(),
+              "baseline": BASELINE, "rows": args.rows, "results": results}  # fmt: skip
+    (REPO / "benchmarks" / "checkpoint_write.json").write_text(json.dumps(report, indent=1) + "\n")
+    (REPO / "benchmarks" / "checkpoint_write.md").write_text(markdown(report))
+    print(markdown(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""A checkpoint's rows: copied out of the index's lock, written once into the new generation's file, and
+linked from the old one when unchanged (issue 41: 14 GiB at 10M rows were written twice, under the lock)."""
+
+from __future__ import annotations
+
+import errno
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexes import sealed as sealed_module
+from indexes.checkpoint import checkpoint, rebase
+from indexes.durable import STAGING
+from indexes.npy_append import NpyAppender
+from indexes.sealed import write_vectors
+from indexes.snapshot import ModelIdentity, load_snapshot
+from indexes.spec import IndexSpec
+from indexes.vector_index import VectorIndex, normalize_rows
+
+MODEL = ModelIdentity("m", "m@1", "00" * 32, 16)
+IVF = IndexSpec(type="ivf", nlist=4, nprobe=4)
+
+
+def rows_of(n: int, seed: int = 0) -> np.ndarray:
+    """Random unit rows."""
+    return normalize_rows(np.random.default_rng(seed).normal(size=(n, 16)).astype(np.float32))
+
+
+def sealed_index(tmp_path: Path, spec: IndexSpec | None = None, n: int = 30) -> VectorIndex:
+    """An index of `n` rows, all in a snapshot."""
+    index = VectorIndex(16, spec)
+    index.apply([(i, row, i + 1) for i, row in enumerate(rows_of(n))], hwm=n)
+    return rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
+
+
+def test_sealed_rows_hand_on_the_mapped_base_and_are_written_a_chunk_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sealed_module, "_CHUNK_ROWS", 7)  # chunk boundaries inside a small base
+    rows = rows_of(30)
+    index = sealed_index(tmp_path / "snap")
+    for compact in (True, False):  # nothing written since the snapshot: its mapped rows, not a copy
+        sealed = index.sealed_rows(compact=compact)
+        assert np.shares_memory(sealed.base_vectors, index.base.vectors) and sealed.unchanged
+    extra = rows_of(3, seed=4)
+    index.apply([(30 + i, extra[i], 40 + i) for i in range(3)], deletes=[(i, 50 + i) for i in (0, 7, 8, 29)])
+    sealed = index.sealed_rows(compact=True)
+    assert np.shares_memory(sealed.base_vectors, index.base.vectors) and not sealed.unchanged
+    written = write_vectors(tmp_path / "compact.npy", sealed)
+    live = [i for i in range(30) if i not in (0, 7, 8, 29)]
+    assert isinstance(written, np.memmap)  # mapped from the file: the page cache, not the process, holds it
+    assert sealed.ids().tolist() == [*live, 30, 31, 32] and sealed.appended == 3 and sealed.alive.all()
+    np.testing.assert_allclose(written, np.concatenate([rows[live], extra]), atol=1e-6)
+    kept = index.sealed_rows(compact=False)
+    assert kept.ids().tolist() == [*range(30), 30, 31, 32] and (~kept.alive).sum() == 4
+    np.testing.assert_allclose(write_vectors(tmp_path / "kept.npy", kept)[:30], rows, atol=1e-6)
+
+
+def test_a_checkpoint_of_unchanged_rows_links_the_old_generations_file(tmp_path: Path) -> None:
+    index = sealed_index(tmp_path, IVF, n=200)
+    old = index.base.source
+    index.apply(deletes=[(5, 300)], hwm=300)  # few dead: the structure is extended, the rows kept as they are
+    result = checkpoint(index, tmp_path, "c", MODEL)
+    new = result.snapshot.base.source
+    assert old is not None and new is not None and new != old and not result.rebuilt_ann
+    assert (new / "vectors.npy").stat().st_ino == (old / "vectors.npy").stat().st_ino
+    assert not result.snapshot.base.alive[5] and result.snapshot.base.alive.sum() == 199
+    index.apply([(500, rows_of(1, seed=9)[0], 301)], hwm=301)  # a row appended: written anew
+    appended = checkpoint(index, tmp_path, "c", MODEL).snapshot.base.source
+    assert (
+        appended is not None
+        and (appended / "vectors.npy").stat().st_ino != (new / "vectors.npy").stat().st_ino
+    )
+
+
+def test_writes_go_on_while_a_checkpoint_writes_its_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = sealed_index(tmp_path, n=40)
+    index.apply(deletes=[(0, 100)], hwm=100)
+    writing, release = threading.Event(), threading.Event()
+    real_append = NpyAppender.append
+
+    def slow_append(self: NpyAppender, piece: np.ndarray) -> None:
+        writing.set()
+        assert release.wait(30)
+        real_append(self, piece)
+
+    monkeypatch.setattr(NpyAppender, "append", slow_append)
+    outcome: list[object] = []
+    worker = threading.Thread(target=lambda: outcome.append(checkpoint(index, tmp_path, "c", MODEL)))
+    worker.start()
+    try:
+        assert writing.wait(30)
+        applied = threading.Thread(
+            target=index.apply, args=([(77, rows_of(1, seed=3)[0], 101)],), kwargs={"hwm": 101}
+        )
+        applied.start()
+        applied.join(5)  # the lock was held for the whole copy before: this write waited for it
+        assert not applied.is_alive(), "a write waited for the checkpoint's rows to be written"
+    finally:
+        release.set()
+        worker.join(30)
+    result = outcome[0]
+    assert result.snapshot.hwm == 100 and result.rows == 39  # type: ignore[attr-defined]
+    resumed = rebase(index, result.snapshot)  # type: ignore[attr-defined]
+    assert resumed.hwm == 101 and resumed.search(rows_of(1, seed=3), 1)[0][0][0] == 77
+
+
+def test_a_full_disk_while_the_rows_are_written_leaves_nothing_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = sealed_index(tmp_path)
+    index.apply([(99, rows_of(1, seed=5)[0], 50)], hwm=50)
+
+    def full(self: NpyAppender, piece: np.ndarray) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(NpyAppender, "append", full)
+    with pytest.raises(OSError):
+        checkpoint(index, tmp_path, "c", MODEL)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(STAGING)]
+    previous = load_snapshot(tmp_path, MODEL)
+    assert previous is not None and previous.hwm == 30
