@@ -30,7 +30,7 @@ import faiss
 import numpy as np
 
 from indexes.ann import split_probes
-from indexes.durable import fsync_dir, fsync_file
+from indexes.durable import fsync_dir, fsync_file, staged_folder
 from indexes.npy_append import NpyAppender
 from indexes.page_cache import forget_mapped, prefetch, read_randomly
 from indexes.vector_index import Base
@@ -87,6 +87,15 @@ class SnapshotContent:
     ann: faiss.Index | None = None
     recall_at_10: float | None = None
     refine: bool = False  # also write the float16 copy of the rows that refined searches re-score from
+
+
+def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> Path:
+    """Write rows held in memory as a new generation and make it current (checkpoints stream theirs)."""
+    with staged_folder(folder) as staged:
+        np.save(staged / "vectors.npy", np.ascontiguousarray(content.vectors, dtype=np.float32))
+        fsync_file(staged / "vectors.npy")  # before write_generation may drop its pages
+        write_generation(staged, content, corpus, model)
+    return publish_snapshot(folder, staged)
 
 
 def publish_snapshot(folder: Path, staged: Path) -> Path:

@@ -15,7 +15,7 @@ from indexes.checkpoint import checkpoint, rebase
 from indexes.durable import STAGING
 from indexes.npy_append import NpyAppender
 from indexes.sealed import write_vectors
-from indexes.snapshot import ModelIdentity, load_snapshot
+from indexes.snapshot import ModelIdentity, SnapshotContent, load_snapshot, save_snapshot
 from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex, normalize_rows
 
@@ -124,3 +124,16 @@ def test_a_full_disk_while_the_rows_are_written_leaves_nothing_behind(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(STAGING)]
     previous = load_snapshot(tmp_path, MODEL)
     assert previous is not None and previous.hwm == 30
+
+
+def test_rows_held_in_memory_are_saved_as_a_whole_generation(tmp_path: Path) -> None:
+    rows = rows_of(12)
+    ids = np.arange(100, 112, dtype=np.int64)[::-1].copy()
+    content = SnapshotContent(rows, ids, np.ones(12, bool), 7, "flat", IndexSpec(type="flat").to_dict())
+    generation = save_snapshot(tmp_path, content, "c", MODEL)
+    loaded = load_snapshot(tmp_path, MODEL)
+    assert loaded is not None and loaded.base.source == generation and loaded.hwm == 7
+    np.testing.assert_array_equal(loaded.base.vectors, rows)
+    assert loaded.base.ids.tolist() == ids.tolist()
+    assert loaded.base.sorted_ids.tolist() == sorted(ids.tolist())
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(STAGING)]
