@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 HERE = REPO / "benchmarks" / "index"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_common import command_line, fresh_call, machine, percentile  # noqa: E402
+from bench_common import baseline_tree, command_line, fresh_call, machine, percentile  # noqa: E402
 
 BASELINE = "eaf245b"  # the last commit whose checkpoint copied the rows to a scratch file under the lock
 VARIANTS = {"scratch copy under the lock, then written (before)": True, "written once, after the lock": False}
@@ -128,13 +128,6 @@ def _measured(index: Any, folder: Path, model: Any, checkpoint: Any, seq: int) -
             "write_calls_mib": round((after["wchar"] - before["wchar"]) / 2**20, 1),
             "upserts": len(waits), "upsert_wait_p50_ms": round(1000 * percentile(waits, 0.5), 2),
             "upsert_wait_max_ms": round(1000 * max(waits), 1)}, result  # fmt: skip
-
-
-def baseline_tree(folder: Path, commit: str) -> str:
-    """`commit`'s `indexes/` package, written out from git under `folder`."""
-    archive = subprocess.run(["git", "archive", commit, "indexes"], cwd=REPO, check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return str(folder)
 
 
 def markdown(report: dict[str, Any]) -> str:

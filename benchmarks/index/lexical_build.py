@@ -34,7 +34,6 @@ import inspect
 import itertools
 import json
 import resource
-import subprocess
 import sys
 import tempfile
 import threading
@@ -47,7 +46,7 @@ HERE = REPO / "benchmarks" / "index"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "benchmarks" / "index"))
-from bench_common import command_line, fresh_call, machine, percentile  # noqa: E402
+from bench_common import baseline_tree, command_line, fresh_call, machine, percentile  # noqa: E402
 from lexical_memory import BATCH, iter_texts, memory, queries  # noqa: E402
 
 # Two comparisons, each against the commit before its change (`--compare`):
@@ -160,13 +159,6 @@ def writes_during_a_checkpoint(index: Any, folder: Path) -> dict[str, float]:
     return {"checkpoint_s": round(seconds, 2), "checkpoint_writes": writes,
             "write_wait_p50_ms": round(1000 * percentile(waits, 0.5), 2),
             "write_wait_max_ms": round(1000 * max(waits), 1)}  # fmt: skip
-
-
-def baseline_tree(folder: Path, commit: str) -> str:
-    """`commit`'s `indexes/` package, written out from git under `folder`."""
-    archive = subprocess.run(["git", "archive", commit, "indexes"], cwd=REPO, check=True, capture_output=True)
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
-    return str(folder)
 
 
 TITLES = {
