@@ -28,6 +28,7 @@ from indexes.snapshot import (
     ModelIdentity,
     SnapshotContent,
     load_snapshot,
+    previous_refine,
     publish_snapshot,
     write_generation,
 )
@@ -82,7 +83,8 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
             recall = round(recall_at_k(ann, index.spec, vectors, sealed.alive, refine_from=refine_from), 4)
         content = SnapshotContent(vectors, ids, sealed.alive, sealed.hwm, structure, index.spec.to_dict(),
                                   ann, recall, refine)  # fmt: skip
-        write_generation(staged, content, corpus, model)
+        refine_chunks = sealed.refine_chunks(previous_refine(base)) if refine else None
+        write_generation(staged, content, corpus, model, refine_chunks)
     generation = publish_snapshot(folder, staged)
     rows, rebuilt = len(ids), ann is not None and not incremental
     # The structure just written is a private copy (3.7 GB of IVF lists at 10M rows) that the index to

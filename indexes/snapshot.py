@@ -21,6 +21,7 @@ import re
 import shutil
 import time
 import uuid
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,20 +122,36 @@ def publish_snapshot(folder: Path, staged: Path) -> Path:
     return generation
 
 
-def write_generation(staged: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> None:
+def write_generation(
+    staged: Path,
+    content: SnapshotContent,
+    corpus: str,
+    model: ModelIdentity,
+    refine_chunks: Iterable[np.ndarray] | None = None,
+) -> None:
     """Every file of a generation but its rows, which `indexes.sealed.write_vectors` put in `staged` (the
-    folder of `indexes.durable.staged_folder`, which flushes them all when its block ends)."""
+    folder of `indexes.durable.staged_folder`, which flushes them all when its block ends).
+
+    `refine_chunks`: the float16 rows, when the old generation's can be copied instead of converting the
+    float32 rows again (`indexes.sealed.SealedRows.refine_chunks`)."""
     order = np.argsort(content.ids, kind="stable").astype(np.int64)
     np.save(staged / "ids.npy", content.ids.astype(np.int64))
     np.save(staged / "alive.npy", content.alive.astype(bool))
     np.save(staged / "sorted_ids.npy", content.ids[order].astype(np.int64))
     np.save(staged / "order.npy", order)
-    if content.refine:
-        _write_float16(staged / _REFINE_FILE, content.vectors)  # from the rows still in the page cache
-    if content.ann is not None:
+    convert = content.refine and refine_chunks is None  # float16 rows made from the float32 ones
+    rows_file = staged / "vectors.npy"
+    if content.ann is not None and not convert:
         # Searches read the structure, not these rows (the next checkpoint and look-ups by id do): dropped
-        # from the page cache now, they do not push out the lists written next.
-        forget_mapped(content.vectors, staged / "vectors.npy")
+        # from the page cache now, they do not push out the lists and float16 rows written next.
+        forget_mapped(content.vectors, rows_file)
+    if content.refine:
+        chunks = _chunks(content.vectors) if convert else refine_chunks
+        assert chunks is not None
+        _write_float16(staged / _REFINE_FILE, chunks, content.vectors.shape[1:])
+    if content.ann is not None:
+        if convert:
+            forget_mapped(content.vectors, rows_file)
         faiss.write_index(content.ann, str(staged / "ann.faiss"))
     manifest = {
         "format_version": FORMAT_VERSION,
@@ -157,13 +174,28 @@ def write_generation(staged: Path, content: SnapshotContent, corpus: str, model:
     (staged / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
-def _write_float16(path: Path, vectors: np.ndarray) -> None:
-    """`vectors` as a float16 .npy file, converted a chunk at a time."""
+def _chunks(vectors: np.ndarray) -> Iterator[np.ndarray]:
+    for start in range(0, len(vectors), _CHUNK_ROWS):
+        yield vectors[start : start + _CHUNK_ROWS]
+
+
+def _write_float16(path: Path, chunks: Iterable[np.ndarray], row: tuple[int, ...]) -> None:
+    """The rows as a float16 .npy file, a chunk at a time."""
     # Plain writes rather than a writable memmap: on a full disk a write raises ENOSPC (and the
     # generation is dropped), where a store into a mapped page would kill the process with SIGBUS.
-    with NpyAppender(path, np.float16, vectors.shape[1:]) as out:
-        for start in range(0, len(vectors), _CHUNK_ROWS):
-            out.append(vectors[start : start + _CHUNK_ROWS])
+    with NpyAppender(path, np.float16, row) as out:
+        for chunk in chunks:
+            out.append(chunk)
+
+
+def previous_refine(base: Base) -> np.ndarray | None:
+    """The float16 rows of the generation `base` was mapped from, mapped afresh for reading in order
+    (the served mapping reads a row at a time, without read-ahead); None when it has none."""
+    path = None if base.source is None else base.source / _REFINE_FILE
+    if path is None or not path.is_file():
+        return None
+    rows = np.load(path, mmap_mode="r")
+    return rows if rows.shape == np.shape(base.vectors) else None
 
 
 def _remove_stale_generations(folder: Path, keep: str) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from indexes import sealed as sealed_module
+from indexes import snapshot as snapshot_module
 from indexes.checkpoint import checkpoint, rebase
 from indexes.durable import STAGING
 from indexes.npy_append import NpyAppender
@@ -137,3 +138,30 @@ def test_rows_held_in_memory_are_saved_as_a_whole_generation(tmp_path: Path) -> 
     assert loaded.base.ids.tolist() == ids.tolist()
     assert loaded.base.sorted_ids.tolist() == sorted(ids.tolist())
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(STAGING)]
+
+
+REFINED = IndexSpec(type="ivf", nlist=4, nprobe=4, compression="sq8", refine=20)
+
+
+def test_float16_rows_are_copied_from_the_old_generation_bit_for_bit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = sealed_index(tmp_path, REFINED, n=400)  # the first generation converts its float32 rows
+    assert index.base.refine is not None
+
+    def converted(_: np.ndarray) -> None:
+        raise AssertionError("float16 rows converted from the float32 rows again")
+
+    monkeypatch.setattr(snapshot_module, "_chunks", converted)
+    index.apply([(1000 + i, row, 500 + i) for i, row in enumerate(rows_of(20, seed=2))], hwm=519)
+    extended = checkpoint(index, tmp_path, "c", MODEL)  # incremental: every old row, then the new ones
+    index.apply(deletes=[(doc, 600) for doc in range(0, 400, 3)], hwm=600)
+    index.apply([(2000, rows_of(1, seed=3)[0], 601)], hwm=601)
+    index = rebase(index, extended.snapshot)
+    compacted = checkpoint(index, tmp_path, "c", MODEL)  # a third dead: compacted, rebuilt
+    assert not extended.rebuilt_ann and compacted.rebuilt_ann
+    for result in (extended, compacted):
+        base = result.snapshot.base
+        assert base.refine is not None and len(base.refine) == len(base.vectors)
+        np.testing.assert_array_equal(np.asarray(base.refine), np.asarray(base.vectors).astype(np.float16))
+    assert 2000 in compacted.snapshot.base.ids and 0 not in compacted.snapshot.base.ids
