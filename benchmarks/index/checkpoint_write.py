@@ -1,5 +1,6 @@
 """A vector checkpoint's rows: copied under the index's lock into a scratch file, then written again into
-the generation (BASELINE), or streamed once into the generation's file after the lock (the working tree).
+the generation, its float16 rows converted from the float32 ones (BASELINE), or streamed once into the
+generation's file after the lock, the float16 rows copied from the old generation (the working tree).
 
 Each variant runs in a fresh process on the same rows: a refined compact index (IVF-sq8 + float16 rows,
 the 10M configuration) of `--rows` random 384-d rows is built and checkpointed, then each measured
@@ -37,7 +38,10 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_common import baseline_tree, command_line, fresh_call, machine, percentile  # noqa: E402
 
 BASELINE = "eaf245b"  # the last commit whose checkpoint copied the rows to a scratch file under the lock
-VARIANTS = {"scratch copy under the lock, then written (before)": True, "written once, after the lock": False}
+VARIANTS = {
+    "scratch copy under the lock, written again, float16 converted (before)": True,
+    "written once after the lock, float16 copied": False,
+}
 DIMENSION = 384
 KINDS = ("appended", "compacted")
 
