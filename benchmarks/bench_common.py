@@ -9,6 +9,8 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -114,3 +116,24 @@ def baseline_tree(folder: Path, commit: str) -> str:
     archive = subprocess.run(["git", "archive", commit, "indexes"], cwd=repo, check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return str(folder)
+
+
+def paced_latencies(
+    call: Any, items: Sequence[Any], interval: float, running: threading.Event
+) -> list[float]:
+    """Latencies (ms) of `call(item)`, one every `interval` s, cycling through `items` while `running`
+    is set: a desk's paced traffic, not a closed loop that would keep the cores busy by itself."""
+    latencies: list[float] = []
+    number = 0
+    while running.is_set():
+        begun = time.perf_counter()
+        call(items[number % len(items)])
+        latencies.append((time.perf_counter() - begun) * 1000)
+        number += 1
+        time.sleep(max(0.0, interval - (time.perf_counter() - begun)))
+    return latencies
+
+
+def paced_summary(latencies: list[float]) -> dict[str, Any]:
+    """How many, and p50 / p90 / p99 in ms."""
+    return {"queries": len(latencies), **latency_ms(latencies, (50, 90, 99), digits=2)}

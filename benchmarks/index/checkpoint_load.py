@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
-from bench_common import latency_ms  # noqa: E402
+from bench_common import paced_latencies, paced_summary  # noqa: E402
 from index_scale_parts import start_runtime  # noqa: E402
 
 from app.serving.priority import lower_thread_priority  # noqa: E402
@@ -29,23 +29,6 @@ from indexes.spec import IndexSpec  # noqa: E402
 from indexes.vector_index import VectorIndex  # noqa: E402
 
 K = 10
-
-
-def _paced(search: Any, queries: np.ndarray, interval: float, running: threading.Event) -> list[float]:
-    """Latencies (ms) of queries sent every `interval` s while `running` is set."""
-    latencies: list[float] = []
-    number = 0
-    while running.is_set():
-        begun = time.perf_counter()
-        search(queries[number % len(queries)])
-        latencies.append((time.perf_counter() - begun) * 1000)
-        number += 1
-        time.sleep(max(0.0, interval - (time.perf_counter() - begun)))
-    return latencies
-
-
-def _summary(latencies: list[float]) -> dict[str, Any]:
-    return {"queries": len(latencies), **latency_ms(latencies, (50, 90, 99), digits=2)}
 
 
 def searches_during_checkpoints(
@@ -76,7 +59,8 @@ def searches_during_checkpoints(
     running.set()
     timer = threading.Timer(idle, running.clear)
     timer.start()
-    out["no checkpoint"] = _summary(_run_in_thread(lambda: _paced(search, queries, interval, running)))
+    paced = lambda: paced_latencies(search, queries, interval, running)  # noqa: E731
+    out["no checkpoint"] = paced_summary(_run_in_thread(paced))
     for nice in nices:
         running.set()
         seconds: dict[str, float] = {}
@@ -92,9 +76,9 @@ def searches_during_checkpoints(
 
         writer = threading.Thread(target=checkpoint, name="pairank-checkpoint")
         writer.start()
-        latencies = _run_in_thread(lambda: _paced(search, queries, interval, running))
+        latencies = _run_in_thread(paced)
         writer.join()
-        out[f"checkpoint at nice {nice}"] = _summary(latencies) | {
+        out[f"checkpoint at nice {nice}"] = paced_summary(latencies) | {
             "checkpoint_seconds": round(seconds["checkpoint"], 1)
         }
         print(nice, out[f"checkpoint at nice {nice}"], file=sys.stderr, flush=True)
