@@ -5,7 +5,6 @@ Real threads of a real runtime, their priorities read back from the kernel."""
 from __future__ import annotations
 
 import os
-import platform
 import sys
 import threading
 
@@ -13,13 +12,7 @@ import faiss
 import numpy as np
 import pytest
 
-from app.serving.priority import (
-    IOPRIO_CLASS_IDLE,
-    idle_thread_io,
-    lower_thread_priority,
-    thread_io_class,
-    thread_nice,
-)
+from app.serving.priority import lower_thread_priority, thread_nice
 from tests.helpers.runtime import RuntimeFactory
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
@@ -74,22 +67,3 @@ def test_the_threads_a_lowered_thread_starts_inherit_its_priority() -> None:
     assert isinstance(lowered, int) and lowered > thread_nice(threading.get_native_id())
     if (os.cpu_count() or 1) > 1:  # one core: OpenMP starts no team
         assert seen["started"] and set(seen["started"].values()) == {lowered}  # type: ignore[union-attr]
-
-
-@pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="ioprio syscall numbers known")
-def test_a_thread_put_in_the_idle_io_class_and_the_threads_it_starts_stay_there() -> None:
-    seen: dict[str, object] = {}
-
-    def background() -> None:
-        seen["set"] = idle_thread_io()
-        seen["own"] = thread_io_class(threading.get_native_id())
-        child = threading.Thread(target=lambda: seen.update(child=thread_io_class(threading.get_native_id())))
-        child.start()
-        child.join()
-
-    before = thread_io_class(threading.get_native_id())
-    thread = threading.Thread(target=background)
-    thread.start()
-    thread.join()
-    assert seen == {"set": True, "own": IOPRIO_CLASS_IDLE, "child": IOPRIO_CLASS_IDLE}
-    assert thread_io_class(threading.get_native_id()) == before != IOPRIO_CLASS_IDLE  # requests untouched
