@@ -22,7 +22,7 @@ import numpy as np
 from indexes.durable import fsync_file
 from indexes.npy_append import NpyAppender
 
-__all__ = ["SealedRows", "write_vectors"]
+__all__ = ["SealedRows", "row_chunks", "write_vectors"]
 
 _CHUNK_ROWS = 65_536  # base rows copied at a time: 96 MiB of 384-d float32, never the whole matrix
 
@@ -56,7 +56,7 @@ class SealedRows:
 
     def vector_chunks(self) -> Iterator[np.ndarray]:
         """The snapshot's rows in order, a bounded chunk at a time."""
-        yield from _kept(self.base_vectors, self.keep)
+        yield from row_chunks(self.base_vectors, self.keep)
         yield self.delta_vectors
 
     def refine_chunks(self, previous: np.ndarray | None) -> Iterator[np.ndarray] | None:
@@ -67,11 +67,11 @@ class SealedRows:
         leave the page cache before: the copy of 14 GiB of rows at 10M kept them there meanwhile."""
         if previous is None or len(previous) != len(self.base_vectors):
             return None
-        return itertools.chain(_kept(previous, self.keep), [self.delta_vectors.astype(np.float16)])
+        return itertools.chain(row_chunks(previous, self.keep), [self.delta_vectors.astype(np.float16)])
 
 
-def _kept(rows: np.ndarray, keep: np.ndarray | None) -> Iterator[np.ndarray]:
-    """`rows` (all, or those `keep` marks), a bounded chunk at a time."""
+def row_chunks(rows: np.ndarray, keep: np.ndarray | None = None) -> Iterator[np.ndarray]:
+    """`rows` (all, or those `keep` marks), a bounded chunk at a time (never a second matrix in memory)."""
     for start in range(0, len(rows), _CHUNK_ROWS):
         block = np.asarray(rows[start : start + _CHUNK_ROWS])
         yield block if keep is None else block[keep[start : start + _CHUNK_ROWS]]

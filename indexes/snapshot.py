@@ -21,7 +21,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +34,7 @@ from indexes.ann import split_probes
 from indexes.durable import fsync_dir, fsync_file, staged_folder
 from indexes.npy_append import NpyAppender
 from indexes.page_cache import forget_mapped, prefetch, read_randomly
+from indexes.sealed import row_chunks
 from indexes.vector_index import Base
 
 FORMAT_VERSION = 2
@@ -41,7 +42,6 @@ METRIC = "inner_product"
 _CURRENT = "CURRENT"
 _STALE_AFTER_SECONDS = 60.0
 _REFINE_FILE = "vectors.f16.npy"
-_CHUNK_ROWS = 65_536  # rows converted to float16 at a time: a chunk, not a second matrix, in memory
 log = logging.getLogger(__name__)
 
 
@@ -146,7 +146,7 @@ def write_generation(
         # from the page cache now, they do not push out the lists and float16 rows written next.
         forget_mapped(content.vectors, rows_file)
     if content.refine:
-        chunks = _chunks(content.vectors) if convert else refine_chunks
+        chunks = row_chunks(content.vectors) if convert else refine_chunks
         assert chunks is not None
         _write_float16(staged / _REFINE_FILE, chunks, content.vectors.shape[1:])
     if content.ann is not None:
@@ -172,11 +172,6 @@ def write_generation(
         "created_at": datetime.now(UTC).isoformat(),
     }
     (staged / "manifest.json").write_text(json.dumps(manifest, indent=2))
-
-
-def _chunks(vectors: np.ndarray) -> Iterator[np.ndarray]:
-    for start in range(0, len(vectors), _CHUNK_ROWS):
-        yield vectors[start : start + _CHUNK_ROWS]
 
 
 def _write_float16(path: Path, chunks: Iterable[np.ndarray], row: tuple[int, ...]) -> None:

@@ -152,7 +152,7 @@ def test_float16_rows_are_copied_from_the_old_generation_bit_for_bit(
     def converted(_: np.ndarray) -> None:
         raise AssertionError("float16 rows converted from the float32 rows again")
 
-    monkeypatch.setattr(snapshot_module, "_chunks", converted)
+    monkeypatch.setattr(snapshot_module, "row_chunks", converted)
     index.apply([(1000 + i, row, 500 + i) for i, row in enumerate(rows_of(20, seed=2))], hwm=519)
     extended = checkpoint(index, tmp_path, "c", MODEL)  # incremental: every old row, then the new ones
     index.apply(deletes=[(doc, 600) for doc in range(0, 400, 3)], hwm=600)
