@@ -114,7 +114,10 @@ class Settings(BaseSettings):
         16384, ge=64, description="Most padded tokens (texts x longest) per model forward pass."
     )
     batch_wait_ms: float = Field(
-        2.0, ge=0.0, le=1000.0, description="How long a forward pass waits for company when not full."
+        2.0,
+        ge=0.0,
+        le=1000.0,
+        description="How long a pass of queries waits for company when not full (bulk work starts at once).",
     )
     max_queued_texts: int = Field(
         1024,

@@ -109,11 +109,11 @@ def fresh_call(folder: Path, module: str, function: str, *args: Any) -> dict[str
     return dict(json.loads(line[len("RESULT") :]))
 
 
-def baseline_tree(folder: Path, commit: str) -> str:
-    """`commit`'s `indexes/` package, written out from git under `folder` (a side-by-side baseline: put
-    it first on `sys.path` in a fresh process)."""
+def baseline_tree(folder: Path, commit: str, paths: Sequence[str] = ("indexes",)) -> str:
+    """`commit`'s `paths` (packages, files), written out from git under `folder` (a side-by-side
+    baseline: put it first on `sys.path` in a fresh process)."""
     repo = Path(__file__).resolve().parents[1]
-    archive = subprocess.run(["git", "archive", commit, "indexes"], cwd=repo, check=True, capture_output=True)
+    archive = subprocess.run(["git", "archive", commit, *paths], cwd=repo, check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return str(folder)
 

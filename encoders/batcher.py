@@ -1,7 +1,8 @@
 """One encoder worker for every caller: concurrent requests share forward passes (micro-batching).
 
 Callers tokenize in their own threads and queue their token ids; a single worker thread takes what is
-queued, waits up to `wait_ms` for company while the batch is not full, sorts the texts by length, runs
+queued, waits up to `wait_ms` for company while queries are queued and the batch is not full (bulk work
+alone starts at once: it brings its own chunk), sorts the texts by length, runs
 padded forward passes of at most `max_batch_texts` texts and `max_batch_tokens` padded tokens, and hands
 each caller its own rows. Interactive calls go first and a pass carrying them carries no bulk work (a
 query's pass stays short); bulk callers (upserts, imports, index builds, evaluations) queue one chunk at
@@ -239,7 +240,11 @@ class MicroBatcher:
             if self._closed:
                 return []
             deadline = time.monotonic() + config.wait_ms / 1000
-            while self._queued_texts < config.max_batch_texts and not self._closed:
+            # Company is worth waiting for when queries are queued: concurrent single queries then share
+            # a pass. Bulk callers bring their own chunk (an upsert's texts, an import's batch), so bulk
+            # work alone starts at once (benchmarks/upsert_latency.md).
+            interactive = self._queues[Priority.INTERACTIVE]
+            while interactive and self._queued_texts < config.max_batch_texts and not self._closed:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break

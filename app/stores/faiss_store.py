@@ -4,7 +4,8 @@ with the database's change log.
 The database is the source of truth; an index is a cache of its documents' vectors. Opening a corpus
 maps its newest snapshot for the model and replays the change log after the snapshot's high-water mark
 (a full build happens only when no valid snapshot exists). Every write, by this worker or another one,
-is applied by reading the log after the index's mark: O(change), whatever the corpus size. Snapshots
+is applied by reading the log after the index's mark: O(change), whatever the corpus size (this worker's
+own write, when the index stands where it began, straight from memory: `own_write.py`). Snapshots
 are written in the background (`checkpoint`), never on the write path.
 """
 
@@ -36,7 +37,8 @@ from app.stores.lexical_store import (
     save_lexical,
 )
 from app.stores.opened import OpenedCorpora, checkpoint_due
-from app.stores.port import Hits, KnownVectors
+from app.stores.own_write import apply_own_write
+from app.stores.port import Hits, KnownVectors, OwnWrite
 from indexes.checkpoint import checkpoint, rebase
 from indexes.durable import sweep_staging
 from indexes.lexical import LexicalIndex
@@ -173,10 +175,13 @@ class FaissStore:
         """Nothing: other models' snapshots are folders on disk, pruned with their model's files."""
 
     # --- following the log ---------------------------------------------------------------------------
-    def catch_up(self, opened: CorpusIndex, known: KnownVectors | None = None) -> int:
-        """Apply every logged change after the index's mark; returns how many were applied."""
+    def catch_up(self, opened: CorpusIndex, written: OwnWrite | None = None) -> int:
+        """Apply every logged change after the index's mark; returns how many were applied. The caller's
+        own write, when the index stands where it began, is applied as it is (`apply_own_write`)."""
         with opened.lock:
-            return self._catch_up_locked(opened, known)
+            if written is not None and apply_own_write(opened, written):
+                return len(written.changes)
+            return self._catch_up_locked(opened, written.known() if written is not None else None)
 
     def _catch_up_locked(self, opened: CorpusIndex, known: KnownVectors | None = None) -> int:
         applied = 0

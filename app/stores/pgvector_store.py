@@ -39,7 +39,7 @@ from app.stores.lexical_store import follow_language, lexical_operations, open_l
 from app.stores.opened import OpenedCorpora
 from app.stores.pgvector_corpus import PgCorpus
 from app.stores.pgvector_maintenance import SpaceMaintenance
-from app.stores.port import KnownVectors
+from app.stores.port import KnownVectors, OwnWrite
 from indexes.snapshot import delete_corpus_snapshots
 from indexes.spec import IndexSpec
 
@@ -146,8 +146,9 @@ class PgVectorStore(SpaceMaintenance):
         repository.upsert(opened.space, [(d, sha, vector) for d, (sha, vector) in known.items()])
         repository.advance(opened.space.id, int(corpus.change_seq), only_from=previous_mark)
 
-    def catch_up(self, opened: PgCorpus, known: KnownVectors | None = None) -> int:
-        """Replay the log after the space's (and the BM25 index's) mark; returns entries applied."""
+    def catch_up(self, opened: PgCorpus, written: OwnWrite | None = None) -> int:
+        """Replay the log after the space's (and the BM25 index's) mark; returns entries applied (a
+        writer's own vectors are in the rows already: `record_write`)."""
         applied = 0
         with opened.lock:
             while True:

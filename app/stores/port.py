@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -26,6 +27,41 @@ if TYPE_CHECKING:
 
 Hits = list[tuple[int, float]]  # (database document id, cosine), best first
 KnownVectors = dict[int, tuple[str, np.ndarray]]  # document id -> (text hash, vector) encoded by a writer
+
+
+@dataclass(frozen=True)
+class OwnChange:
+    """One log entry a writer just committed, with what it holds for it (upserts: text and vector)."""
+
+    document_id: int
+    seq: int
+    op: str  # "upsert" or "delete"
+    text: str | None = None
+    text_sha256: str | None = None
+    language: str | None = None
+    vector: np.ndarray | None = None  # None: not encoded by the writer (its text did not change)
+
+
+@dataclass(frozen=True)
+class OwnWrite:
+    """A committed write's own log entries: writers of a corpus take turns under its row lock, so the
+    entries after `previous_mark` up to `mark` are these and no others."""
+
+    previous_mark: int
+    mark: int
+    changes: tuple[OwnChange, ...]
+
+    def known(self) -> KnownVectors:
+        """The vectors the writer encoded, by document id (the log's way uses them instead of encoding)."""
+        return {
+            c.document_id: (c.text_sha256, c.vector)
+            for c in self.changes
+            if c.vector is not None and c.text_sha256 is not None
+        }
+
+    def complete(self) -> bool:
+        """True when every upsert brings its text and vector: the write can be applied as it is."""
+        return all(c.op == "delete" or (c.vector is not None and c.text is not None) for c in self.changes)
 
 
 class CorpusVectors(Protocol):
@@ -67,8 +103,9 @@ class VectorStore(Protocol[Handle]):
     def record_write(self, session: Session, corpus: Corpus, previous_mark: int, known: KnownVectors) -> None:
         """Inside a document write's transaction: store what belongs beside the documents."""
 
-    def catch_up(self, opened: Handle, known: KnownVectors | None = None) -> int:
-        """Apply every committed change not yet applied; returns how many were applied."""
+    def catch_up(self, opened: Handle, written: OwnWrite | None = None) -> int:
+        """Apply every committed change not yet applied; returns how many were applied. `written`: the
+        caller's own write, just committed (an adapter may apply it without reading it back)."""
 
     def follow(self, marks: list[CorpusMark] | None = None) -> None:
         """Apply other processes' writes (and settings) to every opened corpus; `marks`: read already."""

@@ -17,7 +17,7 @@ from app.core.errors import InvalidInputError, NotFoundError
 from app.core.limits import check_count, check_text
 from app.core.text_hash import text_sha256
 from app.db.admin_models import Job
-from app.db.corpus_lookup import document_not_found, require_corpus
+from app.db.corpus_lookup import corpus_not_found, document_not_found, require_corpus
 from app.db.engine import transaction
 from app.db.models import Corpus, Document
 from app.db.repositories.corpora import CorpusRepository
@@ -25,7 +25,7 @@ from app.db.repositories.documents import KEEP_METADATA, DocumentInput, Document
 from app.search.languages import document_languages
 from app.serving.context import ServiceContext
 from app.serving.state import ServingState
-from app.stores.port import CorpusVectors
+from app.stores.port import CorpusVectors, OwnChange, OwnWrite
 from app.usecases.reranking import checked_ranking
 from app.usecases.workbench.query_sets import queue_corpus_runs
 from indexes.languages import MULTI, detect
@@ -135,7 +135,9 @@ class CorpusService:
         for position, (_, text, _, _) in enumerate(documents):
             check_text(self.settings, f"documents[{position}].text", text)
         with self.service.sessions() as session:
-            corpus_language = require_corpus(session, name).language
+            corpus_language = CorpusRepository(session).language_of(name)
+        if corpus_language is None:
+            raise corpus_not_found(name)
         own = document_languages(corpus_language, [text for _, text, _, _ in documents], languages)
         # An id given twice in one request: the later occurrence wins, as if sent in two requests.
         latest = {doc[0]: (*doc, lang) for doc, lang in zip(documents, own, strict=True)}
@@ -188,19 +190,25 @@ class CorpusService:
             ]
             vector_of = {**encoded, **self._encode(name, state, late)} if late else encoded
             previous_mark = int(corpus.change_seq)
-            inserted, updated, changed = repository.upsert(inputs, existing)
+            inserted, updated, logged = repository.upsert(inputs, existing)
             if inserted or updated:
                 CorpusRepository(session).touch(corpus)
             total = CorpusRepository(session).count_documents(corpus)
             # (A document whose language alone changed has no new vector: the log's replay keeps its own.)
-            known = {
-                row.id: (row.text_sha256, vector_of[row.external_id])
-                for row in changed
-                if row.external_id in vector_of
-            }
-            state.store.record_write(session, corpus, previous_mark, known)
-        # Committed: the index follows the log (this write, and any other worker's before it).
-        state.store.catch_up(opened, known)
+            written = OwnWrite(
+                previous_mark,
+                int(corpus.change_seq),
+                tuple(
+                    OwnChange(
+                        row.id, int(entry.seq), "upsert", row.text, row.text_sha256, row.language,
+                        vector_of.get(row.external_id),
+                    )
+                    for row, entry in logged
+                ),
+            )  # fmt: skip
+            state.store.record_write(session, corpus, previous_mark, written.known())
+        # Committed: the index follows (this write, and any other worker's before it).
+        state.store.catch_up(opened, written)
         return UpsertCounts(inserted, updated, len(inputs) - inserted - updated, total, state.model_version)
 
     def set_language(self, name: str, language: str) -> Job:
@@ -283,7 +291,9 @@ class CorpusService:
                     if document is None:
                         raise document_not_found(name, doc_id)
                     previous_mark = int(corpus.change_seq)
-                    repository.delete(document)
+                    document_id = int(document.id)
+                    seq = repository.delete(document)
                     CorpusRepository(session).touch(corpus)
                     state.store.record_write(session, corpus, previous_mark, {})
-                state.store.catch_up(opened)
+                written = OwnWrite(previous_mark, seq, (OwnChange(document_id, seq, "delete"),))
+                state.store.catch_up(opened, written)

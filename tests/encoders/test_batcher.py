@@ -231,3 +231,25 @@ def test_a_pass_serving_several_callers_leaves_a_core_spare(tiny_torch_backend: 
         batcher.close()
     assert backend.passes == [1, 3]
     assert backend.spare_core == [False, True]
+
+
+def test_bulk_work_alone_does_not_wait_for_company_and_queries_do(tiny_torch_backend: TorchBackend) -> None:
+    # A minute's wait for company: a bulk call that waited would not finish within the join below.
+    batcher = MicroBatcher(tiny_torch_backend, BatchingConfig(max_batch_texts=8, wait_ms=60_000))
+    done: dict[str, np.ndarray] = {}
+    try:
+        bulk = threading.Thread(target=lambda: done.setdefault("bulk", batcher.encode(["b"], Priority.BULK)))
+        bulk.start()
+        bulk.join(20)
+        assert "bulk" in done
+        query = threading.Thread(target=lambda: done.setdefault("query", batcher.encode(["q"])))
+        query.start()
+        query.join(1)
+        assert "query" not in done  # a query waits for company while the pass is not full
+        company = [threading.Thread(target=lambda: batcher.encode(["c"])) for _ in range(7)]
+        for thread in company:
+            thread.start()
+        query.join(20)
+        assert "query" in done  # a full pass starts at once
+    finally:
+        batcher.close()

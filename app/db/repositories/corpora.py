@@ -66,6 +66,10 @@ class CorpusRepository:
         query = select(Corpus).where(Corpus.name == name)
         return self.session.scalar(query.with_for_update() if lock else query)
 
+    def language_of(self, name: str) -> str | None:
+        """The corpus's language, or None when there is no such corpus (one column: no row loaded)."""
+        return self.session.scalar(select(Corpus.language).where(Corpus.name == name))
+
     def get_by_id(self, corpus_id: int, *, lock: bool = False) -> Corpus | None:
         """The corpus with this database id, or None; `lock` as in `get`."""
         return self.session.get(Corpus, corpus_id, with_for_update=lock)
@@ -102,10 +106,11 @@ class ChangeLog:
         self.session = session
         self.corpus = corpus
 
-    def record(self, changes: Sequence[tuple[Document, str]]) -> int:
-        """Log (document, op) changes; moves the corpus's mark and wakes followers. Returns the new mark."""
+    def record(self, changes: Sequence[tuple[Document, str]]) -> list[DocumentChange]:
+        """Log (document, op) changes; moves the corpus's mark and wakes followers. Returns the entries,
+        in the order given, numbered."""
         if not changes:
-            return int(self.corpus.change_seq)
+            return []
         rows = [
             DocumentChange(
                 corpus_id=self.corpus.id,
@@ -121,7 +126,7 @@ class ChangeLog:
         self.corpus.change_seq = max(int(self.corpus.change_seq), *(int(row.seq) for row in rows))
         # Delivered at commit to every worker LISTENing; they poll as well, so a lost one is harmless.
         notify_changes(self.session, str(self.corpus.id))
-        return int(self.corpus.change_seq)
+        return rows
 
     def since(self, seq: int, limit: int = 10_000) -> list[DocumentChange]:
         """Changes after `seq`, oldest first, at most `limit` of them."""

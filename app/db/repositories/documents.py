@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, defer
 
 from app.db.metadata_filter import metadata_condition
-from app.db.models import Corpus, Document, utcnow
+from app.db.models import Corpus, Document, DocumentChange, utcnow
 from app.db.repositories.corpora import ChangeLog
 
 
@@ -183,10 +183,11 @@ class DocumentRepository(DocumentReader):
 
     def upsert(
         self, documents: Iterable[DocumentInput], existing: dict[str, Document]
-    ) -> tuple[int, int, list[Document]]:
+    ) -> tuple[int, int, list[tuple[Document, DocumentChange]]]:
         """Insert new documents and update changed ones, logging text changes.
 
-        Returns (inserted, updated, documents whose text is new or changed).
+        Returns (inserted, updated, each document whose text (or language) is new or changed with its
+        log entry).
         """
         inserted = updated = 0
         changed: list[Document] = []
@@ -218,12 +219,12 @@ class DocumentRepository(DocumentReader):
                 updated += 1
         self.session.flush()
         self.corpus.document_count = int(self.corpus.document_count) + inserted
-        ChangeLog(self.session, self.corpus).record([(row, "upsert") for row in changed])
-        return inserted, updated, changed
+        entries = ChangeLog(self.session, self.corpus).record([(row, "upsert") for row in changed])
+        return inserted, updated, list(zip(changed, entries, strict=True))
 
     def delete(self, document: Document) -> int:
         """Delete one document, leaving a tombstone in the change log; returns the new mark."""
-        mark = ChangeLog(self.session, self.corpus).record([(document, "delete")])
+        (entry,) = ChangeLog(self.session, self.corpus).record([(document, "delete")])
         self.session.delete(document)
         self.corpus.document_count = int(self.corpus.document_count) - 1
-        return mark
+        return int(entry.seq)
