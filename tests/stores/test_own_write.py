@@ -18,13 +18,14 @@ from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.ranking import RankingService
 from tests.helpers.hits import assert_same_hits
-from tests.helpers.runtime import RuntimeFactory, serve
+from tests.helpers.runtime import RuntimeFactory, serve, serving_claims, upsert_claims
 
 CLAIMS = {
     "c1": "5G towers spread the coronavirus",
     "c2": "Drinking bleach cures covid",
     "c3": "The moon landing was staged in a studio",
 }
+CHANGED = {"c4": "Garlic protects against the virus", "c2": "Drinking bleach cures nothing"}
 QUERIES = ["bleach cures covid", "moon landing staged", "garlic protects against the virus"]
 pytestmark = pytest.mark.usefixtures("faiss_only")
 
@@ -42,11 +43,6 @@ def statements() -> Iterator[list[str]]:
         yield seen
     finally:
         event.remove(Engine, "before_cursor_execute", record)
-
-
-def write(runtime: Runtime, documents: dict[str, str]) -> None:
-    """Upsert (id, text) documents into `claims`."""
-    CorpusService(runtime).upsert_documents("claims", [(d, t, None, False) for d, t in documents.items()])
 
 
 def ranked(runtime: Runtime, mode: str, query: str) -> list[tuple[str, float]]:
@@ -83,16 +79,12 @@ def delta_seqs(runtime: Runtime) -> dict[int, int]:
 @pytest.fixture
 def writer(make_runtime: RuntimeFactory) -> Runtime:
     """A serving runtime with the claims corpus (three claims)."""
-    runtime = make_runtime()
-    serve(runtime)
-    CorpusService(runtime).create_corpus("claims", "claim", None)
-    write(runtime, CLAIMS)
-    return runtime
+    return serving_claims(make_runtime, CLAIMS)
 
 
 def test_a_write_reaches_the_indexes_without_reading_the_log(writer: Runtime) -> None:
     with statements() as seen:
-        write(writer, {"c4": "Garlic protects against the virus", "c2": "Drinking bleach cures nothing"})
+        upsert_claims(writer, CHANGED)
         CorpusService(writer).delete_document("claims", "c3")
     assert not [s for s in seen if "FROM document_changes" in s]  # the log is written, never read back
     opened = writer.serving.state().store.get("claims")
@@ -107,9 +99,9 @@ def test_a_write_reaches_the_indexes_without_reading_the_log(writer: Runtime) ->
 def test_a_write_applied_directly_answers_as_a_replay_does(
     writer: Runtime, make_runtime: RuntimeFactory
 ) -> None:
-    write(writer, {"c4": "Garlic protects against the virus", "c2": "Drinking bleach cures nothing"})
+    upsert_claims(writer, CHANGED)
     CorpusService(writer).delete_document("claims", "c1")
-    write(writer, {"c1": "5G towers spread the virus", "c4": "Garlic protects nobody"})
+    upsert_claims(writer, {"c1": "5G towers spread the virus", "c4": "Garlic protects nobody"})
     replayed = make_runtime()  # builds its indexes from the documents and the log
     serve(replayed)
     assert_same_hits(answers(writer), answers(replayed))
@@ -120,14 +112,14 @@ def test_another_workers_write_in_between_is_read_from_the_log(
 ) -> None:
     other = make_runtime()
     serve(other)
-    write(other, {"c5": "Vaccines contain microchips"})  # the writer has not followed it
+    upsert_claims(other, {"c5": "Vaccines contain microchips"})  # the writer has not followed it
     with statements() as seen:
-        write(writer, {"c4": "Garlic protects against the virus"})
+        upsert_claims(writer, {"c4": "Garlic protects against the virus"})
     assert [s for s in seen if "FROM document_changes" in s]  # behind its mark: the log's way
     assert {"c4", "c5"} <= {d for d, _ in ranked(writer, "dense", "microchips in vaccines")}
     assert delta_seqs(writer) == logged_seqs(writer)
     CorpusService(other).delete_document("claims", "c5")
-    write(writer, {"c6": "Lemons cure cancer"})
+    upsert_claims(writer, {"c6": "Lemons cure cancer"})
     assert "c5" not in {d for hits in answers(writer) for d, _ in hits}
     other.serving.state().store.follow()
     assert_same_hits(answers(other), answers(writer))

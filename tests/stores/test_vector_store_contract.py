@@ -13,7 +13,7 @@ from app.search.ranking_setting import RankingRequest
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
 from app.usecases.ranking import RankingService
-from tests.helpers.runtime import RuntimeFactory, serve
+from tests.helpers.runtime import RuntimeFactory, serve, serving_claims, upsert_claims
 
 CLAIMS = {
     "c1": "5G towers spread the coronavirus",
@@ -21,11 +21,6 @@ CLAIMS = {
     "c3": "The moon landing was staged in a studio",
     "c4": "Vaccines contain microchips for tracking",
 }
-
-
-def upsert(runtime: Runtime, documents: dict[str, str]) -> None:
-    """Upsert (id, text) documents into `claims`."""
-    CorpusService(runtime).upsert_documents("claims", [(d, t, None, False) for d, t in documents.items()])
 
 
 def ranked(runtime: Runtime, query: str, k: int = 10) -> list[tuple[str, float]]:
@@ -44,11 +39,7 @@ def expected_scores(runtime: Runtime, query: str, documents: dict[str, str]) -> 
 @pytest.fixture
 def runtime(make_runtime: RuntimeFactory) -> Runtime:
     """A serving runtime with the four claims."""
-    served = make_runtime()
-    serve(served)
-    CorpusService(served).create_corpus("claims", "claim", None)
-    upsert(served, CLAIMS)
-    return served
+    return serving_claims(make_runtime, CLAIMS)
 
 
 def test_search_returns_every_document_with_its_exact_cosine(runtime: Runtime) -> None:
@@ -63,7 +54,7 @@ def test_search_returns_every_document_with_its_exact_cosine(runtime: Runtime) -
 
 
 def test_updates_and_deletes_are_searched_at_once(runtime: Runtime) -> None:
-    upsert(runtime, {"c2": "Vitamin C megadoses cure cancer"})
+    upsert_claims(runtime, {"c2": "Vitamin C megadoses cure cancer"})
     CorpusService(runtime).delete_document("claims", "c3")
     current = {**CLAIMS, "c2": "Vitamin C megadoses cure cancer"}
     del current["c3"]
@@ -110,13 +101,13 @@ def test_another_runtime_sees_the_writes_after_following(
 ) -> None:
     reader = make_runtime()
     serve(reader)
-    upsert(runtime, {"c5": "Garlic protects against the virus"})
+    upsert_claims(runtime, {"c5": "Garlic protects against the virus"})
     reader.serving.state().store.follow()
     assert "c5" in dict(ranked(reader, "garlic protects you"))
 
 
 def test_a_restart_serves_everything_written_before(runtime: Runtime, make_runtime: RuntimeFactory) -> None:
-    upsert(runtime, {"c5": "Garlic protects against the virus"})
+    upsert_claims(runtime, {"c5": "Garlic protects against the virus"})
     runtime.close()
     restarted = make_runtime()
     serve(restarted)
