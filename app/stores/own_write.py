@@ -1,7 +1,8 @@
 """A worker's own committed write, applied to its indexes without reading it back from the database.
 
 Following the log costs a session and three reads (the corpus row, the log after the mark, the texts)
-for a change the writer holds in memory. Writers of a corpus take turns under its row lock, so when
+for a change the writer holds in memory. Writers of a corpus take turns (PostgreSQL: its row lock;
+SQLite: the database's write lock, taken before the row is read: `CorpusRepository.get`), so when
 this worker's vector and BM25 indexes both stand at the mark the write began from, the write's entries
 are exactly the log between that mark and the new one: applying them (each at its own sequence number)
 leaves the indexes where replaying the log would. Anything else (an index behind, another worker's

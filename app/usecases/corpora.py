@@ -194,18 +194,20 @@ class CorpusService:
             if inserted or updated:
                 CorpusRepository(session).touch(corpus)
             total = CorpusRepository(session).count_documents(corpus)
-            # (A document whose language alone changed has no new vector: the log's replay keeps its own.)
-            written = OwnWrite(
-                previous_mark,
-                int(corpus.change_seq),
-                tuple(
-                    OwnChange(
-                        row.id, int(entry.seq), "upsert", row.text, row.text_sha256, row.language,
-                        vector_of.get(row.external_id),
-                    )
-                    for row, entry in logged
-                ),
-            )  # fmt: skip
+            # (A document whose language alone changed brings no vector: the write takes the log's way.)
+            changes = [
+                OwnChange(
+                    document_id=row.id,
+                    seq=int(entry.seq),
+                    op="upsert",
+                    text=row.text,
+                    text_sha256=row.text_sha256,
+                    language=row.language,
+                    vector=vector_of.get(row.external_id),
+                )
+                for row, entry in logged
+            ]
+            written = OwnWrite(previous_mark, int(corpus.change_seq), tuple(changes))
             state.store.record_write(session, corpus, previous_mark, written.known())
         # Committed: the index follows (this write, and any other worker's before it).
         state.store.catch_up(opened, written)

@@ -4,6 +4,7 @@ sequence numbers, same hits as a worker that replays; another worker's write in 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -13,6 +14,7 @@ from sqlalchemy import event, select
 from sqlalchemy.engine import Engine
 
 from app.db.models import DocumentChange
+from app.db.repositories.documents import DocumentRepository
 from app.search.ranking_setting import RankingRequest
 from app.serving.runtime import Runtime
 from app.usecases.corpora import CorpusService
@@ -123,3 +125,30 @@ def test_another_workers_write_in_between_is_read_from_the_log(
     assert "c5" not in {d for hits in answers(writer) for d, _ in hits}
     other.serving.state().store.follow()
     assert_same_hits(answers(other), answers(writer))
+
+
+def test_a_write_another_worker_commits_during_this_one_is_not_skipped(
+    writer: Runtime, make_runtime: RuntimeFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = make_runtime()
+    serve(other)
+    racing: list[threading.Thread] = []
+    read_documents = DocumentRepository.get_many
+
+    def read_then_race(self: DocumentRepository, *args: Any, **kwargs: Any) -> Any:
+        found = read_documents(self, *args, **kwargs)
+        if not racing:  # once, inside the writer's transaction: the other worker writes now
+            racing.append(threading.Thread(target=upsert_claims, args=(other, {"c5": "Vaccines hold chips"})))
+            racing[0].start()
+            racing[0].join(1.0)  # a writer that did not wait for the corpus's turn has committed by now
+        return found
+
+    monkeypatch.setattr(DocumentRepository, "get_many", read_then_race)
+    upsert_claims(writer, {"c4": "Garlic protects against the virus"})
+    racing[0].join(30)
+    writer.serving.state().store.follow()
+    # Both writes in the index at their own numbers (on SQLite the writer used to read the corpus's mark
+    # before the other's commit, apply its own write from it, and skip the other's entry for good).
+    assert delta_seqs(writer) == logged_seqs(writer)
+    assert {"c4", "c5"} <= {d for d, _ in ranked(writer, "dense", "chips in vaccines")}
+    assert CorpusService(writer).get_corpus("claims").document_count == len(CLAIMS) + 2

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -64,6 +64,8 @@ class CorpusRepository:
     def get(self, name: str, *, lock: bool = False) -> Corpus | None:
         """The corpus with this name, or None; `lock` holds its row until commit (serializes writers)."""
         query = select(Corpus).where(Corpus.name == name)
+        if lock:
+            self._take_write_lock(Corpus.name == name)
         return self.session.scalar(query.with_for_update() if lock else query)
 
     def language_of(self, name: str) -> str | None:
@@ -72,7 +74,18 @@ class CorpusRepository:
 
     def get_by_id(self, corpus_id: int, *, lock: bool = False) -> Corpus | None:
         """The corpus with this database id, or None; `lock` as in `get`."""
+        if lock:
+            self._take_write_lock(Corpus.id == corpus_id)
         return self.session.get(Corpus, corpus_id, with_for_update=lock)
+
+    def _take_write_lock(self, which: Any) -> None:
+        # SQLite has no row locks, and its driver begins a transaction only at the first write, so a
+        # SELECT read the row outside any transaction and a writer could act on a stale mark or count
+        # (another process committing in between). A no-op UPDATE takes the database's write lock
+        # before the row is read: writers of a corpus take turns there as FOR UPDATE makes them on
+        # PostgreSQL (whose row lock this leaves to the SELECT).
+        if self.session.get_bind().dialect.name == "sqlite":
+            self.session.execute(update(Corpus).where(which).values(updated_at=Corpus.updated_at))
 
     def all(self) -> list[Corpus]:
         """Every corpus (each with its maintained document count), by name."""
