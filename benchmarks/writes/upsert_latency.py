@@ -122,8 +122,9 @@ def report(result: dict[str, Any]) -> str:
         "(`app/stores/own_write.py`), the corpus's language is read as one column, and bulk work alone",
         "starts at once (`encoders/batcher.py`). The wait's share is the second row's difference from the",
         "first; what is left of an upsert is the encoding of its one text (the last column) and the",
-        "commit's SQL through the ORM (seven statements: the language, the stored hashes, the locked",
-        "corpus row, the documents, their update, the log entry, the corpus's mark).",
+        "commit's SQL through the ORM (eight statements: the language, the stored hashes, SQLite's write",
+        "lock taken before the corpus row is read (the working tree only: writers of a corpus take turns),",
+        "the row, the documents, their update, the log entry, the corpus's mark).",
     ]
     lines += ["", "Per round (p50 ms, upsert / encode):", ""]
     for number, runs in enumerate(result["runs"]):
