@@ -44,8 +44,9 @@ class OwnChange:
 
 @dataclass(frozen=True)
 class OwnWrite:
-    """A committed write's own log entries: writers of a corpus take turns under its row lock, so the
-    entries after `previous_mark` up to `mark` are these and no others."""
+    """A committed write's own log entries: writers of a corpus take turns (`CorpusRepository.get` with
+    `lock`: PostgreSQL's row lock, SQLite's write lock), so the entries after `previous_mark` up to
+    `mark` are these and no others."""
 
     previous_mark: int
     mark: int
