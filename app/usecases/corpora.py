@@ -134,25 +134,26 @@ class CorpusService:
         check_count("documents", documents, self.settings.max_documents_per_request, "documents")
         for position, (_, text, _, _) in enumerate(documents):
             check_text(self.settings, f"documents[{position}].text", text)
-        with self.service.sessions() as session:
-            corpus_language = CorpusRepository(session).language_of(name)
-        if corpus_language is None:
-            raise corpus_not_found(name)
-        own = document_languages(corpus_language, [text for _, text, _, _ in documents], languages)
-        # An id given twice in one request: the later occurrence wins, as if sent in two requests.
-        latest = {doc[0]: (*doc, lang) for doc, lang in zip(documents, own, strict=True)}
-        inputs = [
-            DocumentInput(d, t, text_sha256(t), m if given else KEEP_METADATA, lang)
-            for d, t, m, given, lang in latest.values()
-        ]
         # Shared write gate first, then the state: a model swap can never slip between the two.
         with self.service.serving.write_gate.shared():
             state = self.service.serving.state()
             opened = state.store.get(name)
             # Encode before taking the corpus's locks, so that other writers and catch-ups wait only for
-            # the write itself; a model failure leaves the database untouched.
+            # the write itself; a model failure leaves the database untouched. The language and the
+            # stored hashes are read in one session (a one-document upsert is a handful of statements).
             with self.service.sessions() as session:
-                stored = DocumentReader(session, opened.corpus_id).hashes_of([i.external_id for i in inputs])
+                corpus_language = CorpusRepository(session).language_of(name)
+                ids = list(dict.fromkeys(doc[0] for doc in documents))
+                stored = DocumentReader(session, opened.corpus_id).hashes_of(ids)
+            if corpus_language is None:  # deleted by another worker since this one opened it
+                raise corpus_not_found(name)
+            own = document_languages(corpus_language, [text for _, text, _, _ in documents], languages)
+            # An id given twice in one request: the later occurrence wins, as if sent in two requests.
+            latest = {doc[0]: (*doc, lang) for doc, lang in zip(documents, own, strict=True)}
+            inputs = [
+                DocumentInput(d, t, text_sha256(t), m if given else KEEP_METADATA, lang)
+                for d, t, m, given, lang in latest.values()
+            ]
             encoded = self._encode(
                 name, state, [i for i in inputs if stored.get(i.external_id) != i.text_sha256]
             )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Update, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -15,7 +15,14 @@ from app.db.corpus_settings import SERVING_COLUMNS, CorpusSettings
 from app.db.models import Corpus, Document, DocumentChange, utcnow
 from app.db.notifications import CHANGES_CHANNEL, notify_changes
 
-__all__ = ["CHANGES_CHANNEL", "ChangeLog", "CorpusMark", "CorpusRepository"]
+__all__ = ["CHANGES_CHANNEL", "ChangeLog", "CorpusMark", "CorpusRepository", "writer_turn"]
+
+
+def writer_turn(which: Any) -> Update:
+    """The no-op UPDATE of a corpus row that makes a transaction its writers' one turn, before it reads:
+    it takes SQLite's write lock (whose driver begins a transaction only at a write) and the row lock on
+    PostgreSQL."""
+    return update(Corpus).where(which).values(updated_at=Corpus.updated_at)
 
 
 @dataclass(frozen=True)
@@ -63,10 +70,9 @@ class CorpusRepository:
 
     def get(self, name: str, *, lock: bool = False) -> Corpus | None:
         """The corpus with this name, or None; `lock` holds its row until commit (serializes writers)."""
-        query = select(Corpus).where(Corpus.name == name)
         if lock:
-            self._take_write_lock(Corpus.name == name)
-        return self.session.scalar(query.with_for_update() if lock else query)
+            return self._locked(Corpus.name == name)
+        return self.session.scalar(select(Corpus).where(Corpus.name == name))
 
     def language_of(self, name: str) -> str | None:
         """The corpus's language, or None when there is no such corpus (one column: no row loaded)."""
@@ -75,17 +81,27 @@ class CorpusRepository:
     def get_by_id(self, corpus_id: int, *, lock: bool = False) -> Corpus | None:
         """The corpus with this database id, or None; `lock` as in `get`."""
         if lock:
-            self._take_write_lock(Corpus.id == corpus_id)
-        return self.session.get(Corpus, corpus_id, with_for_update=lock)
+            return self._locked(Corpus.id == corpus_id)
+        return self.session.get(Corpus, corpus_id)
 
-    def _take_write_lock(self, which: Any) -> None:
+    def _locked(self, which: Any) -> Corpus | None:
         # SQLite has no row locks, and its driver begins a transaction only at the first write, so a
         # SELECT read the row outside any transaction and a writer could act on a stale mark or count
         # (another process committing in between). A no-op UPDATE takes the database's write lock
         # before the row is read: writers of a corpus take turns there as FOR UPDATE makes them on
-        # PostgreSQL (whose row lock this leaves to the SELECT).
-        if self.session.get_bind().dialect.name == "sqlite":
-            self.session.execute(update(Corpus).where(which).values(updated_at=Corpus.updated_at))
+        # PostgreSQL. Where SQLite returns rows from an UPDATE (3.35+), the same statement reads it.
+        dialect = self.session.get_bind().dialect
+        fresh = {"populate_existing": True}  # a row this session loaded before the lock is read again
+        if dialect.name != "sqlite":
+            return self.session.scalar(select(Corpus).where(which).with_for_update(), execution_options=fresh)
+        take = writer_turn(which)
+        if dialect.update_returning:
+            # The row as the UPDATE left it, loaded into the session like a SELECT would.
+            return self.session.scalars(
+                take.returning(Corpus), execution_options={"synchronize_session": False, **fresh}
+            ).one_or_none()
+        self.session.execute(take)
+        return self.session.scalar(select(Corpus).where(which), execution_options=fresh)
 
     def all(self) -> list[Corpus]:
         """Every corpus (each with its maintained document count), by name."""

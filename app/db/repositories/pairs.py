@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import case, func, select, update
+from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session
 
 from app.core.text_hash import text_sha256
 from app.db.admin_models import TrainingPair
 from app.db.models import Corpus, utcnow
+from app.db.repositories.corpora import writer_turn
 from app.db.workbench_models import PairJudgement
 
 
@@ -65,9 +66,7 @@ class PairRepository:
         """Make this transaction the corpus's one writer until it ends, before it reads: a no-op UPDATE of
         the corpus row takes SQLite's write lock (whose driver begins a transaction only at a write) and
         the row lock on PostgreSQL, so a read-then-write (a judgement's upsert) never races another."""
-        self.session.execute(
-            update(Corpus).where(Corpus.id == self.corpus_id).values(updated_at=Corpus.updated_at)
-        )
+        self.session.execute(writer_turn(Corpus.id == self.corpus_id))
 
     def find(self, query: str, document_id: str) -> TrainingPair | None:
         """The first stored pair of this query and stored document, if any."""
