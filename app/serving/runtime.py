@@ -31,6 +31,20 @@ log = logging.getLogger(__name__)
 Loop = Callable[[threading.Event], None]  # runs until the event (the runtime closing) is set
 
 
+_frozen = threading.Event()
+
+
+def freeze_loaded_heap() -> None:
+    """Move what the first loading left out of the cyclic collector's sight, once per process."""
+    # The modules, the model's runtime and the indexes' objects live as long as the process: a full
+    # collection walked them all (held a request 195-295 ms on a 2-core box: benchmarks/upsert_latency.md).
+    # Once per process: a test process starts many runtimes, and each freeze would keep the reference
+    # cycles of those still open from ever being collected once they close.
+    if not _frozen.is_set():
+        _frozen.set()
+        gc.freeze()
+
+
 class Runtime:
     """Owns the engine and the parts; loads the model and indexes in the background."""
 
@@ -59,10 +73,7 @@ class Runtime:
             registry.store_unstored()  # models registered before their files were stored (an upgrade)
             registry.prune_cache()  # copies of models deleted through other machines
             self.serving.start(self.serving.build_state(registry.active_at_start(settings.model)))
-            # What loading left (modules, the model's runtime, the indexes' objects) lives as long as the
-            # process: out of the collector's sight, a full collection no longer walks it (one such pass
-            # held a request 183 ms on this 2-core box: benchmarks/upsert_latency.md).
-            gc.freeze()
+            freeze_loaded_heap()
             if settings.sync_seconds > 0:
                 self._thread("pairank-sync", self.follower.run, settings.sync_seconds, self._closed)
             self._thread("pairank-checkpoint", self._checkpoint_loop)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from app.core.errors import NotReadyError
@@ -33,6 +35,14 @@ def test_the_serving_state_is_not_ready_until_started(make_runtime: RuntimeFacto
         runtime.serving.state()
     serve(runtime)
     assert runtime.serving.is_ready() and runtime.serving.version() == runtime.serving.state().model_version
+
+
+def test_loading_moves_the_heap_it_leaves_out_of_the_collectors_sight(make_runtime: RuntimeFactory) -> None:
+    # A full collection walked the modules and the model's runtime at every pass (a 200 ms pause).
+    runtime = make_runtime()
+    runtime.start_loading()
+    assert runtime.serving.wait_ready(120), runtime.serving.load_error
+    assert gc.get_freeze_count() > 0
 
 
 def test_a_swap_catches_up_with_writes_made_while_the_new_state_was_built(
