@@ -1,8 +1,9 @@
 """One encoder worker for every caller: concurrent requests share forward passes (micro-batching).
 
 Callers tokenize in their own threads and queue their token ids; a single worker thread takes what is
-queued, waits up to `wait_ms` for company while queries are queued and the batch is not full (bulk work
-alone starts at once: it brings its own chunk), sorts the texts by length, runs
+queued, waits up to `wait_ms` for company while queries are queued, the batch is not full and callers
+overlap (a lone caller's query, and bulk work, which brings its own chunk, start at once), sorts the
+texts by length, runs
 padded forward passes of at most `max_batch_texts` texts and `max_batch_tokens` padded tokens, and hands
 each caller its own rows. Interactive calls go first and a pass carrying them carries no bulk work (a
 query's pass stays short); bulk callers (upserts, imports, index builds, evaluations) queue one chunk at
@@ -117,6 +118,7 @@ class MicroBatcher:
         self._direct_lock = threading.Lock()
         self._rate = 0.0  # texts per second, smoothed: turns the queue length into a Retry-After
         self._last_interactive = float("-inf")  # when the last interactive call was queued
+        self._overlapping = False  # the last pass of queries carried more than one caller's
         self._worker: threading.Thread | None = None
         if self.config.enabled:
             self._worker = threading.Thread(target=self._run, name="pairank-encoder", daemon=True)
@@ -240,11 +242,13 @@ class MicroBatcher:
             if self._closed:
                 return []
             deadline = time.monotonic() + config.wait_ms / 1000
-            # Company is worth waiting for when queries are queued: concurrent single queries then share
-            # a pass. Bulk callers bring their own chunk (an upsert's texts, an import's batch), so bulk
-            # work alone starts at once (benchmarks/upsert_latency.md).
+            # Company is worth waiting for when queries overlap (two queued now, or the last pass of
+            # queries carried several): concurrent single queries then share a pass. A lone caller's
+            # query would wait for nobody, and bulk callers bring their own chunk (an upsert's texts, an
+            # import's batch): both start at once (benchmarks/batch_wait.md, benchmarks/upsert_latency.md).
             interactive = self._queues[Priority.INTERACTIVE]
-            while interactive and self._queued_texts < config.max_batch_texts and not self._closed:
+            overlapping = len(interactive) > 1 or (bool(interactive) and self._overlapping)
+            while overlapping and self._queued_texts < config.max_batch_texts and not self._closed:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -287,6 +291,8 @@ class MicroBatcher:
             try:
                 # Several interactive callers in one pass: their threads work beside it (search, answer).
                 waiting = sum(1 for r in batch if r.priority is Priority.INTERACTIVE)
+                if waiting:
+                    self._overlapping = waiting > 1
                 vectors = self._forward_sorted([t for r in batch for t in r.tokens], spare_core=waiting > 1)
             except BaseException as error:  # noqa: BLE001 - every waiting caller gets the error
                 for request in batch:

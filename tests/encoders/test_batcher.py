@@ -233,23 +233,43 @@ def test_a_pass_serving_several_callers_leaves_a_core_spare(tiny_torch_backend: 
     assert backend.spare_core == [False, True]
 
 
-def test_bulk_work_alone_does_not_wait_for_company_and_queries_do(tiny_torch_backend: TorchBackend) -> None:
-    # A minute's wait for company: a bulk call that waited would not finish within the join below.
-    batcher = MicroBatcher(tiny_torch_backend, BatchingConfig(max_batch_texts=8, wait_ms=60_000))
+def test_bulk_work_and_a_lone_query_start_at_once_and_overlapping_queries_wait_for_company(
+    tiny_torch_backend: TorchBackend,
+) -> None:
+    # A minute's wait for company: a call that waited would not finish within the joins below.
+    backend = GatedBackend(tiny_torch_backend)
+    batcher = MicroBatcher(backend, BatchingConfig(max_batch_texts=8, wait_ms=60_000))
     done: dict[str, np.ndarray] = {}
+
+    def call(key: str, priority: Priority = Priority.INTERACTIVE) -> threading.Thread:
+        thread = threading.Thread(target=lambda: done.setdefault(key, batcher.encode([key], priority)))
+        thread.start()
+        return thread
+
     try:
-        bulk = threading.Thread(target=lambda: done.setdefault("bulk", batcher.encode(["b"], Priority.BULK)))
-        bulk.start()
-        bulk.join(20)
+        backend.gate.set()
+        call("bulk", Priority.BULK).join(20)
         assert "bulk" in done
-        query = threading.Thread(target=lambda: done.setdefault("query", batcher.encode(["q"])))
-        query.start()
+        call("lone").join(20)
+        assert "lone" in done  # no caller overlapped it: nobody to wait for
+        backend.gate.clear()
+        backend.started.clear()
+        holding = call("holding")  # starts at once, then waits at the gate while 8 callers queue
+        assert backend.started.wait(10)
+        together = [call(f"together {n}") for n in range(8)]
+        while batcher.queued_texts < 8:
+            threading.Event().wait(0.01)
+        backend.gate.set()  # a full pass starts at once: its 8 callers overlapped
+        for thread in (holding, *together):
+            thread.join(20)
+        assert backend.passes[-1] == 8
+        query = call("query")
         query.join(1)
-        assert "query" not in done  # a query waits for company while the pass is not full
-        company = [threading.Thread(target=lambda: batcher.encode(["c"])) for _ in range(7)]
-        for thread in company:
-            thread.start()
+        assert "query" not in done  # callers overlap now: a query waits for company while not full
+        company = [call(f"company {n}") for n in range(7)]
         query.join(20)
         assert "query" in done  # a full pass starts at once
+        for thread in company:
+            thread.join(20)
     finally:
         batcher.close()
