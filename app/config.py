@@ -114,10 +114,12 @@ class Settings(BaseSettings):
         16384, ge=64, description="Most padded tokens (texts x longest) per model forward pass."
     )
     batch_wait_ms: float = Field(
-        2.0,
+        0.0,
         ge=0.0,
         le=1000.0,
-        description="How long a pass of queries waits for company when not full (bulk work starts at once).",
+        description="How long a pass of queries waits for company while callers overlap and it is not full "
+        "(a lone query and bulk work start at once). 0: never; on a CPU a pass takes what queued during the "
+        "one before, and a 2 ms wait measured slower at 1 to 32 clients (benchmarks/batch_wait.md).",
     )
     max_queued_texts: int = Field(
         1024,

@@ -61,7 +61,7 @@ class BatchingConfig:
 
     max_batch_texts: int = 64
     max_batch_tokens: int = 16384
-    wait_ms: float = 2.0
+    wait_ms: float = 0.0  # PAIRANK_BATCH_WAIT_MS: waiting for company measured slower on CPUs
     max_queued_texts: int = 2048
     enabled: bool = True
     bulk_batch_texts: int = 16
