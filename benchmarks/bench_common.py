@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +116,21 @@ def baseline_tree(folder: Path, commit: str, paths: Sequence[str] = ("indexes",)
     archive = subprocess.run(["git", "archive", commit, *paths], cwd=repo, check=True, capture_output=True)
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
     return str(folder)
+
+
+def rotating_rounds(
+    names: Sequence[str], rounds: int, run: Callable[[int, str], dict[str, Any]]
+) -> list[list[dict[str, Any]]]:
+    """`rounds` rounds of `run(round, variant)` over every variant, the order rotating from round to
+    round (no variant always first on a warming machine); each row tagged with its variant and printed."""
+    runs: list[list[dict[str, Any]]] = []
+    for number in range(rounds):
+        order = [*names[number % len(names) :], *names[: number % len(names)]]
+        runs.append([])
+        for name in order:
+            runs[-1].append({"variant": name, **run(number, name)})
+            print(json.dumps(runs[-1][-1]), flush=True)
+    return runs
 
 
 def paced_latencies(

@@ -27,7 +27,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 HERE = REPO / "benchmarks" / "encode"
 sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_common import baseline_tree, command_line, fresh_call, machine, median, percentile  # noqa: E402
+from bench_common import (  # noqa: E402
+    baseline_tree,
+    command_line,
+    fresh_call,
+    machine,
+    median,
+    percentile,
+    rotating_rounds,
+)
 
 BASELINE = "3c03e7d"  # the last commit whose passes of queries always waited for company
 VARIANTS = {
@@ -36,30 +44,13 @@ VARIANTS = {
     "no wait (wait_ms=0)": ("working tree", 0.0),
 }
 CLIENTS = (1, 2, 8, 32)
-WORDS = [
-    "the",
-    "vaccine",
-    "tower",
-    "router",
-    "flight",
-    "bleach",
-    "shark",
-    "law",
-    "water",
-    "price",
-    "claim",
-    "video",
-    "photo",
-    "masts",
-    "virus",
-    "moon",
-]
+VOCABULARY = "the vaccine tower router flight bleach shark law water price claim video photo masts virus moon"
 
 
 def queries(count: int, seed: int = 7) -> list[str]:
     """Queries of 8 to 16 words (the length of a tip or a question title)."""
-    rng = random.Random(seed)
-    return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 16))) for _ in range(count)]
+    rng, words = random.Random(seed), VOCABULARY.split()
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(8, 16))) for _ in range(count)]
 
 
 def spin(seconds: float) -> None:
@@ -188,19 +179,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--work-ms", type=float, default=2.0)
     parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "batch_wait.json")
     args = parser.parse_args(argv)
-    runs: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="batch-wait-", dir=REPO.parent) as scratch:
         tree = baseline_tree(Path(scratch), BASELINE, ("encoders",))
-        names = list(VARIANTS)
-        for number in range(args.rounds):
-            order = names[number % len(names) :] + names[: number % len(names)]
-            runs.append([])
-            for name in order:
-                which, wait_ms = VARIANTS[name]
-                code = tree if which == "baseline" else None
-                row = fresh_call(HERE, "batch_wait", "measure", code, wait_ms, args.seconds, args.work_ms)
-                runs[-1].append({"variant": name, **row})
-                print(json.dumps(runs[-1][-1]), flush=True)
+
+        def run(number: int, name: str) -> dict[str, Any]:
+            which, wait_ms = VARIANTS[name]
+            code = tree if which == "baseline" else None
+            return fresh_call(HERE, "batch_wait", "measure", code, wait_ms, args.seconds, args.work_ms)
+
+        runs = rotating_rounds(list(VARIANTS), args.rounds, run)
     summary: dict[str, dict[str, dict[str, float]]] = {}
     for name in VARIANTS:
         rows = [r["clients"] for round_ in runs for r in round_ if r["variant"] == name]

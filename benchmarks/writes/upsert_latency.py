@@ -28,7 +28,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 HERE = REPO / "benchmarks" / "writes"
 sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_common import baseline_tree, command_line, fresh_call, machine, median, percentile  # noqa: E402
+from bench_common import (  # noqa: E402
+    baseline_tree,
+    command_line,
+    fresh_call,
+    machine,
+    median,
+    percentile,
+    rotating_rounds,
+)
 
 BASELINE = "98f1114"  # the last commit whose writer read its own write back from the log
 PATHS = ("app", "encoders", "indexes", "evaluation", "pairank", "migrations", "alembic.ini")
@@ -161,7 +169,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--output", type=Path, default=REPO / "benchmarks" / "upsert_latency.json")
     args = parser.parse_args(argv)
-    runs: list[list[dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="upsert-", dir=REPO.parent) as scratch:
         work, tree = Path(scratch) / "work", Path(scratch) / "baseline"
         work.mkdir()
@@ -169,16 +176,14 @@ def main(argv: list[str] | None = None) -> None:
         baseline_tree(tree, BASELINE, PATHS)
         seed(work, args.docs)
         names = list(VARIANTS)
-        for number in range(args.rounds):
-            order = names[number % len(names) :] + names[: number % len(names)]
-            runs.append([])
-            for name in order:
-                which, overrides = VARIANTS[name]
-                code = str(tree) if which == "baseline" else None
-                tag = f"r{number}-{names.index(name)}"
-                row = fresh_call(HERE, "upsert_latency", "measure", str(work), code, overrides, tag)
-                runs[-1].append({"variant": name, **row})
-                print(json.dumps(runs[-1][-1]), flush=True)
+
+        def run(number: int, name: str) -> dict[str, Any]:
+            which, overrides = VARIANTS[name]
+            code = str(tree) if which == "baseline" else None
+            tag = f"r{number}-{names.index(name)}"
+            return fresh_call(HERE, "upsert_latency", "measure", str(work), code, overrides, tag)
+
+        runs = rotating_rounds(names, args.rounds, run)
     summary = {}
     for name in VARIANTS:
         rows = [r for round_ in runs for r in round_ if r["variant"] == name]
