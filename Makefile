@@ -23,8 +23,9 @@ serve: $(STAMP)
 
 # Two pytest-xdist workers, a test file per worker at a time (a file's module fixtures stay in one
 # process): many tests wait on real servers, subprocesses and databases, so two share the 2 cores well.
+# --durations: the slowest tests in every run's log, where the suite's time budget (30 min) is watched.
 test: $(STAMP)
-	$(VENV)/bin/pytest -q -n 2 --dist loadfile
+	$(VENV)/bin/pytest -q -n 2 --dist loadfile --durations=25
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -23,6 +23,11 @@ from tests.helpers.tiny_model import build_multilingual_tiny_model, build_tiny_m
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
 PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the pgserver wheel did not start"
+# The services the tests start run the tiny models on torch fp32. The default (`auto`) exports every new
+# model version to OpenVINO int8 and gates it (about 5 s here), and every retraining makes a version: the
+# suite spent a fifth of its time exporting. Exports, their gate and cache are the subject of tests/encoders,
+# and the tests that assert what `auto` serves ask for it (`encoder_backend="auto"`).
+TEST_ENCODER_BACKEND = "torch"
 
 
 @pytest.fixture(scope="session")
@@ -120,6 +125,7 @@ def service_env(
         "PAIRANK_VECTOR_STORE": vector_store,
         "PAIRANK_MODEL": str(tiny_model_dir),
         "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
+        "PAIRANK_ENCODER_BACKEND": TEST_ENCODER_BACKEND,
         "PAIRANK_ADMIN_API_KEY": "k",
         "PAIRANK_AUTH": "disabled",
         "PAIRANK_RATE_LIMIT": "0",
@@ -173,6 +179,7 @@ def make_settings(
             "vector_store": vector_store,
             "model": str(tiny_model_dir),
             "model_cache_dir": export_cache_dir,
+            "encoder_backend": TEST_ENCODER_BACKEND,
             # Several runtimes share one database in some tests; each keeps its own model unless asked.
             "sync_seconds": 0,
             # Most tests exercise the API itself; tests/api/test_security.py runs with keys required.

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from app.usecases.api_keys import new_key_text
+from tests.conftest import TEST_ENCODER_BACKEND
 from tests.helpers.doc_blocks import Block, docs_pages, parse_page
 from tests.helpers.processes import Server
 
@@ -62,9 +63,7 @@ def _environment(
         "PAIRANK_DATA_DIR": str(data_dir),
         "PAIRANK_MODEL": str(tiny_model_dir),
         "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
-        # The examples need answers, not int8: exports and their quality gate are tested in
-        # tests/encoders, and exporting each retrained model here doubled the retraining example's time.
-        "PAIRANK_ENCODER_BACKEND": "torch",
+        "PAIRANK_ENCODER_BACKEND": TEST_ENCODER_BACKEND,
         **{f"PAIRANK_{name.upper()}": value for name, value in settings.items()},
     }
 

@@ -28,14 +28,19 @@ PARAPHRASES = [
 ]
 
 
-@pytest.fixture
-def admin(make_client: ClientFactory) -> TestClient:
+def claims_admin(make_client: ClientFactory, **settings: Any) -> TestClient:
     """A ready client with an admin key, the five claims and labeled paraphrase pairs."""
-    client = make_client(admin_api_key="s3cret")
+    client = make_client(admin_api_key="s3cret", **settings)
     add_claims(client)
     pairs = [{"query": q, "document_id": d, "label": 1} for q, d in PARAPHRASES]
     assert client.post("/v1/corpora/claims/pairs", json={"pairs": pairs}).status_code == 201
     return client
+
+
+@pytest.fixture
+def admin(make_client: ClientFactory) -> TestClient:
+    """`claims_admin` with the test settings."""
+    return claims_admin(make_client)
 
 
 def wait_job(
@@ -72,7 +77,9 @@ def test_admin_auth(make_client: ClientFactory) -> None:
     assert client.post("/admin/retrain", json={"corpus": "x"}).status_code == 401
 
 
-def test_retrain_activate_and_roll_back(admin: TestClient) -> None:
+def test_retrain_activate_and_roll_back(make_client: ClientFactory) -> None:
+    # The default encoder settings: a trained model is exported and gated like the configured one.
+    admin = claims_admin(make_client, encoder_backend="auto")
     query = {"query": "is it true the moon landing was staged", "k": 3}
     before = admin.post("/v1/corpora/claims/rank", json=query).json()
     old_version = before["model"]

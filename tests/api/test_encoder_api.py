@@ -21,7 +21,7 @@ def runtime_of(client: TestClient) -> Runtime:
 
 
 def test_ready_and_the_registry_name_backend_and_precision(make_client: ClientFactory) -> None:
-    client = make_client(admin_api_key="k")
+    client = make_client(admin_api_key="k", encoder_backend="auto")
     ready = client.get("/ready").json()
     assert (ready["backend"], ready["precision"]) == ("openvino", "int8")
     assert ready["encoder"]["quality"]["min_cosine"] >= 0.97 and ready["encoder"]["micro_batching"] is True

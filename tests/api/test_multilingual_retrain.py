@@ -22,7 +22,8 @@ PAIRS = [
 # Both databases; the pgvector store's re-encoding on activation is test_admin.py's retrain-activate test.
 @pytest.mark.parametrize("database_url", ["sqlite", "postgresql"], indirect=True)
 def test_retraining_a_multilingual_model(make_client: ClientFactory, multilingual_model_dir: Path) -> None:
-    client = make_client(admin_api_key="s3cret", model=str(multilingual_model_dir))
+    # The default encoder settings: the trained model is exported to int8 and gated.
+    client = make_client(admin_api_key="s3cret", model=str(multilingual_model_dir), encoder_backend="auto")
     created = client.post("/v1/corpora", json={"name": "claims", "kind": "claim", "language": "multi"})
     assert created.status_code == 201
     documents = [{"id": f"m{i}", "text": text} for i, text in enumerate(MULTILINGUAL_CORPUS)]

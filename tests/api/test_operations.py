@@ -51,7 +51,7 @@ def test_metrics_count_requests_and_describe_the_service(client: TestClient) -> 
     assert after[("pairank_ready", ())] == 1
     model = [dict(labels) for name, labels in after if name == "pairank_model_info"]
     version = client.post("/v1/corpora/claims/rank", json={"query": "moon"}).json()["model"]
-    assert model == [{"version": version, "backend": "openvino", "precision": "int8"}]
+    assert model == [{"version": version, "backend": "torch", "precision": "fp32"}]
     assert after.get(("pairank_encoder_batch_texts_count", ()), 0) > before.get(
         ("pairank_encoder_batch_texts_count", ()), 0
     )
@@ -88,7 +88,7 @@ def test_ready_names_the_database_when_it_is_unreachable(
     assert ready.status_code == 200
     body = ready.json()
     assert body["status"] == "ready" and body["database"] == {"ok": True}
-    assert body["model"] and body["backend"] == "openvino" and isinstance(body["indexes"], dict)
+    assert body["model"] and body["backend"] == "torch" and isinstance(body["indexes"], dict)
     runtime = client.app.state.runtime  # type: ignore[attr-defined]
     gone = make_engine(unreachable_url(database_url, tmp_path))
     runtime.engine, working = gone, runtime.engine

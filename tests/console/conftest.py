@@ -21,6 +21,7 @@ import pytest
 
 from app.usecases.api_keys import new_key_text
 from tests.api.conftest import CLAIMS
+from tests.conftest import TEST_ENCODER_BACKEND
 from tests.helpers.processes import Server
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
@@ -38,12 +39,15 @@ def chromium_path() -> str | None:
 def browser() -> Iterator[Any]:
     """One headless Chromium for the session."""
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import expect, sync_playwright
     except ImportError:
         pytest.skip("the playwright package is not installed (pip install -e '.[dev]')")
     executable = chromium_path()
     if executable is None:
         pytest.skip("Chromium is not installed: `apt-get install chromium` (.ci/run does it when root)")
+    # expect() polls 5 s by default (apart from the page's timeout): on a CI box running both xdist
+    # workers beside the server, /redoc rendered the whole API description in more than that.
+    expect.set_options(timeout=20_000)
     playwright = sync_playwright().start()
     # Chromium refuses to run as root inside its sandbox (containers, CI runners).
     args = ["--no-sandbox"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
@@ -109,6 +113,7 @@ def console(
     admin_key = new_key_text()
     env = {**os.environ, "PAIRANK_DATA_DIR": str(folder / "data"), "PAIRANK_MODEL": str(tiny_model_dir),
            "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir), "PAIRANK_AUTH": "required",
+           "PAIRANK_ENCODER_BACKEND": TEST_ENCODER_BACKEND,
            "PAIRANK_BOOTSTRAP_ADMIN_KEY": admin_key, "PAIRANK_RATE_LIMIT": "0"}  # fmt: skip
     env.pop("PAIRANK_DATABASE_URL", None)
     env.pop("PAIRANK_ADMIN_API_KEY", None)
