@@ -23,11 +23,16 @@ from tests.helpers.tiny_model import build_multilingual_tiny_model, build_tiny_m
 
 POSTGRES_SKIP_REASON = "TEST_DATABASE_URL is not set (no PostgreSQL server configured for the tests)"
 PGVECTOR_SKIP_REASON = "no pgvector server: TEST_PGVECTOR_URL is not set and the pgserver wheel did not start"
-# The services the tests start run the tiny models on torch fp32. The default (`auto`) exports every new
-# model version to OpenVINO int8 and gates it (about 5 s here), and every retraining makes a version: the
+# How the services the tests start run the tiny models. The default (`auto`) exports every new model
+# version to OpenVINO int8 and calibrates it (about 6 s here), and every retraining makes a version: the
 # suite spent a fifth of its time exporting. Exports, their gate and cache are the subject of tests/encoders,
-# and the tests that assert what `auto` serves ask for it (`encoder_backend="auto"`).
+# and the tests that assert what `auto` serves ask for it (`encoder_backend="auto"`, and in a service
+# process `encoder_precision="auto"` too).
+# In the test process, torch: already imported, a model loads at once.
 TEST_ENCODER_BACKEND = "torch"
+# Service processes: ONNX fp32, exported and gated in under a second per version into the session's
+# cache; a process that finds its export cached starts without importing torch (ready in 5 s, 9 on torch).
+PROCESS_ENCODER_ENV = {"PAIRANK_ENCODER_BACKEND": "onnx", "PAIRANK_ENCODER_PRECISION": "fp32"}
 
 
 @pytest.fixture(scope="session")
@@ -125,7 +130,7 @@ def service_env(
         "PAIRANK_VECTOR_STORE": vector_store,
         "PAIRANK_MODEL": str(tiny_model_dir),
         "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
-        "PAIRANK_ENCODER_BACKEND": TEST_ENCODER_BACKEND,
+        **PROCESS_ENCODER_ENV,
         "PAIRANK_ADMIN_API_KEY": "k",
         "PAIRANK_AUTH": "disabled",
         "PAIRANK_RATE_LIMIT": "0",

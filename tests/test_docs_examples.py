@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from app.usecases.api_keys import new_key_text
-from tests.conftest import TEST_ENCODER_BACKEND
+from tests.conftest import PROCESS_ENCODER_ENV
 from tests.helpers.doc_blocks import Block, docs_pages, parse_page
 from tests.helpers.processes import Server
 
@@ -63,7 +63,7 @@ def _environment(
         "PAIRANK_DATA_DIR": str(data_dir),
         "PAIRANK_MODEL": str(tiny_model_dir),
         "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
-        "PAIRANK_ENCODER_BACKEND": TEST_ENCODER_BACKEND,
+        **PROCESS_ENCODER_ENV,
         **{f"PAIRANK_{name.upper()}": value for name, value in settings.items()},
     }
 

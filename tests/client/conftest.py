@@ -15,7 +15,7 @@ from typing import TypeVar
 import pytest
 
 from pairank.client import Client
-from tests.conftest import TEST_ENCODER_BACKEND
+from tests.conftest import PROCESS_ENCODER_ENV
 from tests.helpers.processes import Server
 
 ADMIN_KEY = "demo-key"  # PAIRANK_ADMIN_API_KEY, as in the README's walk-through and the client's guide
@@ -37,7 +37,7 @@ def serve(
             "PAIRANK_DATABASE_URL": database_url or f"sqlite:///{folder / 'pairank.db'}",
             "PAIRANK_MODEL": str(tiny_model_dir),
             "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
-            "PAIRANK_ENCODER_BACKEND": TEST_ENCODER_BACKEND,
+            **PROCESS_ENCODER_ENV,
             "PAIRANK_AUTH": "required",
             "PAIRANK_ADMIN_API_KEY": ADMIN_KEY,
             "PAIRANK_RATE_LIMIT": "0",

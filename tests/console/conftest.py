@@ -21,7 +21,7 @@ import pytest
 
 from app.usecases.api_keys import new_key_text
 from tests.api.conftest import CLAIMS
-from tests.conftest import TEST_ENCODER_BACKEND
+from tests.conftest import PROCESS_ENCODER_ENV
 from tests.helpers.processes import Server
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
@@ -113,7 +113,7 @@ def console(
     admin_key = new_key_text()
     env = {**os.environ, "PAIRANK_DATA_DIR": str(folder / "data"), "PAIRANK_MODEL": str(tiny_model_dir),
            "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir), "PAIRANK_AUTH": "required",
-           "PAIRANK_ENCODER_BACKEND": TEST_ENCODER_BACKEND,
+           **PROCESS_ENCODER_ENV,
            "PAIRANK_BOOTSTRAP_ADMIN_KEY": admin_key, "PAIRANK_RATE_LIMIT": "0"}  # fmt: skip
     env.pop("PAIRANK_DATABASE_URL", None)
     env.pop("PAIRANK_ADMIN_API_KEY", None)

@@ -171,7 +171,7 @@ def test_models_travel_through_the_database(
 
     # A process started later on an empty disk serves it, exporting its own int8 variant.
     log = tmp_path / "api-c.log"
-    late = {**machine("api-c"), "encoder_backend": "auto"}
+    late = {**machine("api-c"), "encoder_backend": "auto", "encoder_precision": "auto"}
     third = start_server(embedded_worker="false", log_file=log, **late)
     answers = serving(third, trained)
     assert third.http.get("/ready").json()["backend"] == "openvino"
