@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -47,10 +48,30 @@ def multilingual_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_multilingual_tiny_model(tmp_path_factory.mktemp("multilingual-model"))
 
 
+def built_once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Path]
+) -> Path:
+    """`build(folder)` once for every xdist worker of this run: the first to take the file lock builds in
+    the run's shared temporary folder, the others wait for it and reuse what it wrote."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # each worker's base is a child of the run's
+    done = root / f"{name}.done"
+    with (root / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            built = build(root / name)
+            done.write_text(str(built))
+    return Path(done.read_text())
+
+
 @pytest.fixture(scope="session")
 def tiny_reranker_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A tiny cross-encoder re-ranker, the same every session (a run folder; seconds to train)."""
-    return build_tiny_reranker(tmp_path_factory.mktemp("tiny-reranker") / "run")
+    """A tiny cross-encoder re-ranker, the same every session (a run folder; 45 s to train on one
+    thread, so trained once for both xdist workers)."""
+    return built_once_per_run(
+        tmp_path_factory, "tiny-reranker", lambda folder: build_tiny_reranker(folder / "run")
+    )
 
 
 @pytest.fixture(scope="session")
