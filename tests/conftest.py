@@ -36,6 +36,15 @@ TEST_ENCODER_BACKEND = "torch"
 PROCESS_ENCODER_ENV = {"PAIRANK_ENCODER_BACKEND": "onnx", "PAIRANK_ENCODER_PRECISION": "fp32"}
 
 
+def process_model_env(model_dir: Path, export_cache_dir: Path) -> dict[str, str]:
+    """A service process's model settings: the model, the session's export cache, ONNX fp32."""
+    return {
+        "PAIRANK_MODEL": str(model_dir),
+        "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
+        **PROCESS_ENCODER_ENV,
+    }
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny BERT bi-encoder with a tokenizer trained on the fly (offline, a few seconds)."""
@@ -149,9 +158,7 @@ def service_env(
         "PAIRANK_DATA_DIR": str(tmp_path / "data"),
         "PAIRANK_DATABASE_URL": database_url,
         "PAIRANK_VECTOR_STORE": vector_store,
-        "PAIRANK_MODEL": str(tiny_model_dir),
-        "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
-        **PROCESS_ENCODER_ENV,
+        **process_model_env(tiny_model_dir, export_cache_dir),
         "PAIRANK_ADMIN_API_KEY": "k",
         "PAIRANK_AUTH": "disabled",
         "PAIRANK_RATE_LIMIT": "0",

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from app.usecases.api_keys import new_key_text
-from tests.conftest import PROCESS_ENCODER_ENV
+from tests.conftest import process_model_env
 from tests.helpers.doc_blocks import Block, docs_pages, parse_page
 from tests.helpers.processes import Server
 
@@ -61,9 +61,7 @@ def _environment(
         **env,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
         "PAIRANK_DATA_DIR": str(data_dir),
-        "PAIRANK_MODEL": str(tiny_model_dir),
-        "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
-        **PROCESS_ENCODER_ENV,
+        **process_model_env(tiny_model_dir, export_cache_dir),
         **{f"PAIRANK_{name.upper()}": value for name, value in settings.items()},
     }
 

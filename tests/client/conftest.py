@@ -15,7 +15,7 @@ from typing import TypeVar
 import pytest
 
 from pairank.client import Client
-from tests.conftest import PROCESS_ENCODER_ENV
+from tests.conftest import process_model_env
 from tests.helpers.processes import Server
 
 ADMIN_KEY = "demo-key"  # PAIRANK_ADMIN_API_KEY, as in the README's walk-through and the client's guide
@@ -35,9 +35,7 @@ def serve(
             **os.environ,
             "PAIRANK_DATA_DIR": str(folder / "data"),
             "PAIRANK_DATABASE_URL": database_url or f"sqlite:///{folder / 'pairank.db'}",
-            "PAIRANK_MODEL": str(tiny_model_dir),
-            "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
-            **PROCESS_ENCODER_ENV,
+            **process_model_env(tiny_model_dir, export_cache_dir),
             "PAIRANK_AUTH": "required",
             "PAIRANK_ADMIN_API_KEY": ADMIN_KEY,
             "PAIRANK_RATE_LIMIT": "0",

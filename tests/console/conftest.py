@@ -21,7 +21,7 @@ import pytest
 
 from app.usecases.api_keys import new_key_text
 from tests.api.conftest import CLAIMS
-from tests.conftest import PROCESS_ENCODER_ENV
+from tests.conftest import process_model_env
 from tests.helpers.processes import Server
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
@@ -111,9 +111,8 @@ def console(
     """A `pairank serve` with keys required (the browser fixture first: no server when it skips)."""
     folder = tmp_path_factory.mktemp("console")
     admin_key = new_key_text()
-    env = {**os.environ, "PAIRANK_DATA_DIR": str(folder / "data"), "PAIRANK_MODEL": str(tiny_model_dir),
-           "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir), "PAIRANK_AUTH": "required",
-           **PROCESS_ENCODER_ENV,
+    env = {**os.environ, "PAIRANK_DATA_DIR": str(folder / "data"),
+           **process_model_env(tiny_model_dir, export_cache_dir), "PAIRANK_AUTH": "required",
            "PAIRANK_BOOTSTRAP_ADMIN_KEY": admin_key, "PAIRANK_RATE_LIMIT": "0"}  # fmt: skip
     env.pop("PAIRANK_DATABASE_URL", None)
     env.pop("PAIRANK_ADMIN_API_KEY", None)

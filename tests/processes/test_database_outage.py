@@ -21,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.conftest import process_model_env
 from tests.helpers.postgres import own_postgres as own_postgres_server
 from tests.helpers.postgres import psycopg_url, stop_postgres
 from tests.helpers.processes import Server
@@ -96,8 +97,7 @@ def test_a_database_restart_under_traffic_answers_503_and_loses_nothing(
         **os.environ,
         "PAIRANK_DATA_DIR": str(tmp_path / "data"),
         "PAIRANK_DATABASE_URL": url,
-        "PAIRANK_MODEL": str(tiny_model_dir),
-        "PAIRANK_MODEL_CACHE_DIR": str(export_cache_dir),
+        **process_model_env(tiny_model_dir, export_cache_dir),
         "PAIRANK_AUTH": "disabled",
         "PAIRANK_RATE_LIMIT": "0",
         "PAIRANK_EMBEDDED_WORKER": "true",
