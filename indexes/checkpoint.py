@@ -6,12 +6,13 @@ writes go on, and maps it; one checkpoint per snapshot folder at a time (callers
 then builds the index to serve from that snapshot plus whatever was written after its high-water mark
 (the callers hold the corpus's write lock for that short step). An ANN structure is extended with the
 new rows when the old base had one and few rows have died; otherwise the rows are compacted and the
-structure is built anew. A refined (compressed) IVF gets its float16 copy of every row written anew
-with each generation.
+structure is built anew. A refined (compressed) IVF's float16 rows follow the float32 rows: linked and
+appended to, or copied.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ import faiss
 from indexes.ann import build_ann, extend_ann, recall_at_k
 from indexes.durable import staged_folder
 from indexes.memory import release_freed_memory
-from indexes.sealed import write_vectors
+from indexes.row_file import Undo
+from indexes.sealed import ROWS_FILE, write_refine, write_vectors
 from indexes.snapshot import (
     LoadedSnapshot,
     ModelIdentity,
@@ -65,26 +67,38 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
     ann = None
     recall = None
     refine = index.spec.refined(structure)
-    with staged_folder(folder) as staged:
-        # The rows go straight into the new generation's file, once; an unchanged base's file is linked.
-        link_from = None if base.source is None else base.source / "vectors.npy"
-        vectors = write_vectors(staged / "vectors.npy", sealed, link_from)
-        ids = sealed.ids()
-        if structure != "flat":
-            if incremental:
-                assert base.source is not None
-                # A private, writable copy of the old structure; the new rows are added to it.
-                ann = faiss.read_index(str(base.source / "ann.faiss"))
-                extend_ann(ann, vectors[len(vectors) - sealed.appended :])
-            else:
-                ann = build_ann(index.spec, structure, vectors)
-            assert ann is not None
-            refine_from = vectors if refine else None  # scored as float16, as the file written below
-            recall = round(recall_at_k(ann, index.spec, vectors, sealed.alive, refine_from=refine_from), 4)
-        content = SnapshotContent(vectors, ids, sealed.alive, sealed.hwm, structure, index.spec.to_dict(),
-                                  ann, recall, refine)  # fmt: skip
-        refine_chunks = sealed.refine_chunks(previous_refine(base)) if refine else None
-        write_generation(staged, content, corpus, model, refine_chunks)
+    undo: Undo = []  # appends to the old generation's row files, taken back if this one is given up
+    try:
+        with staged_folder(folder) as staged:
+            # Rows appended to the old generation's linked files, or written straight into new ones, once.
+            vectors = write_vectors(staged / ROWS_FILE, sealed, base.source, undo)
+            ids = sealed.ids()
+            if structure != "flat":
+                if incremental:
+                    assert base.source is not None
+                    # A private, writable copy of the old structure; the new rows are added to it.
+                    ann = faiss.read_index(str(base.source / "ann.faiss"))
+                    extend_ann(ann, vectors[len(vectors) - sealed.appended :])
+                else:
+                    ann = build_ann(index.spec, structure, vectors)
+                assert ann is not None
+                refine_from = vectors if refine else None  # scored as float16, as the file written below
+                recall = round(
+                    recall_at_k(ann, index.spec, vectors, sealed.alive, refine_from=refine_from), 4
+                )
+            content = SnapshotContent(vectors, ids, sealed.alive, sealed.hwm, structure, index.spec.to_dict(),
+                                      ann, recall, refine)  # fmt: skip
+            previous = previous_refine(base) if refine else None
+            refine_writer = None
+            if previous is not None and len(previous) == len(sealed.base_vectors):
+                refine_writer = functools.partial(
+                    write_refine, rows=sealed, previous=previous, source=base.source, undo=undo
+                )
+            write_generation(staged, content, corpus, model, refine_writer)
+    except BaseException:
+        for step in reversed(undo):
+            step()
+        raise
     generation = publish_snapshot(folder, staged)
     rows, rebuilt = len(ids), ann is not None and not incremental
     # The structure just written is a private copy (3.7 GB of IVF lists at 10M rows) that the index to

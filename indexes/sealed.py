@@ -3,16 +3,14 @@
 The rows of a new snapshot are the old base's (all, or the live ones when compacting) followed by the live
 delta rows. Only the delta and the base's alive marks change under writes, so they alone are copied while
 the lock is held; the base rows are memory-mapped from their generation and never written to, so they are
-streamed to the new generation's file afterwards, while writes go on. They are written once, straight into
-that file (not into a scratch copy first: 14 GiB at 10M rows, written twice, pushed the IVF lists that
-searches scan out of the page cache; benchmarks/scale_10m.md).
+written out afterwards, while writes go on. When every base row is kept, the old generation's row files
+are linked and only the delta's rows appended (`indexes/row_file.py`); otherwise the rows are written once,
+straight into the new generation's files (not into a scratch copy first: 14 GiB at 10M rows, written
+twice, pushed the IVF lists that searches scan out of the page cache; benchmarks/scale_10m.md).
 """
 
 from __future__ import annotations
 
-import errno
-import itertools
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +18,12 @@ from pathlib import Path
 import numpy as np
 
 from indexes.durable import fsync_file
-from indexes.npy_append import NpyAppender
+from indexes.row_file import Undo, append_or_write, map_rows
 
-__all__ = ["SealedRows", "row_chunks", "write_vectors"]
+__all__ = ["REFINE_FILE", "ROWS_FILE", "SealedRows", "row_chunks", "write_refine", "write_vectors"]
+
+ROWS_FILE = "vectors.f32"  # a generation's float32 rows (raw: its manifest's `count` rows are its own)
+REFINE_FILE = "vectors.f16"  # the same rows in float16, re-scored from by a refined compressed IVF
 
 _CHUNK_ROWS = 65_536  # base rows copied at a time: 96 MiB of 384-d float32, never the whole matrix
 
@@ -59,15 +60,9 @@ class SealedRows:
         yield from row_chunks(self.base_vectors, self.keep)
         yield self.delta_vectors
 
-    def refine_chunks(self, previous: np.ndarray | None) -> Iterator[np.ndarray] | None:
-        """The rows in float16 from `previous` (the old base's float16 rows, converted from these very
-        float32 rows) and the delta's converted, a chunk at a time; None without `previous`.
-
-        Copying them reads half the bytes that converting the float32 rows again would, and lets those
-        leave the page cache before: the copy of 14 GiB of rows at 10M kept them there meanwhile."""
-        if previous is None or len(previous) != len(self.base_vectors):
-            return None
-        return itertools.chain(row_chunks(previous, self.keep), [self.delta_vectors.astype(np.float16)])
+    def dimension(self) -> int:
+        """The rows' width."""
+        return int(self.delta_vectors.shape[1])
 
 
 def row_chunks(rows: np.ndarray, keep: np.ndarray | None = None) -> Iterator[np.ndarray]:
@@ -77,27 +72,38 @@ def row_chunks(rows: np.ndarray, keep: np.ndarray | None = None) -> Iterator[np.
         yield block if keep is None else block[keep[start : start + _CHUNK_ROWS]]
 
 
-def write_vectors(path: Path, rows: SealedRows, link_from: Path | None = None) -> np.ndarray:
-    """The rows as a float32 .npy file at `path`, fsynced, and mapped read-only.
+def write_vectors(
+    path: Path, rows: SealedRows, source: Path | None = None, undo: Undo | None = None
+) -> np.ndarray:
+    """The rows as a float32 row file at `path`, fsynced, and mapped read-only.
 
-    With `link_from` (the old generation's file) and rows unchanged, the file is hard-linked, not written.
-    Plain writes, not stores into a writable mapping: on a full disk a write raises ENOSPC, where a store
-    into a mapped page kills the process with SIGBUS.
+    With `source` (the old generation's folder) and every base row kept, its file is linked and only the
+    delta's rows appended (`undo` gets the step that takes them back). Plain writes, not stores into a
+    writable mapping: on a full disk a write raises ENOSPC, where a store into a mapped page kills the
+    process with SIGBUS.
     """
-    if not (rows.unchanged and link_from is not None and _linked(link_from, path)):
-        with NpyAppender(path, np.float32, rows.base_vectors.shape[1:]) as out:
-            for chunk in rows.vector_chunks():
-                out.append(chunk)
+    link = _link(source, ROWS_FILE, rows.keep, len(rows.base_vectors))
+    undo = [] if undo is None else undo
+    count = append_or_write(
+        path, np.float32, rows.dimension(), rows.vector_chunks, rows.delta_vectors, link, undo
+    )
     fsync_file(path)
-    return np.load(path, mmap_mode="r")
+    return map_rows(path, np.float32, count, rows.dimension())
 
 
-def _linked(source: Path, path: Path) -> bool:
-    """Hard-link `source` as `path`; False where the file system cannot (the caller writes it)."""
-    try:
-        os.link(source, path)
-    except OSError as error:
-        if error.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP, errno.ENOENT):
-            raise
-        return False
-    return True
+def write_refine(path: Path, rows: SealedRows, previous: np.ndarray, source: Path | None, undo: Undo) -> None:
+    """The rows in float16 at `path` from `previous` (the old base's float16 rows, converted from these very
+    float32 rows, one per base row) and the delta's converted.
+
+    Linked and appended to as the float32 rows are; otherwise copied, which reads half the bytes that
+    converting the float32 rows again would and lets those leave the page cache before."""
+    delta = rows.delta_vectors.astype(np.float16)
+    append_or_write(
+        path, np.float16, rows.dimension(), lambda: [*row_chunks(previous, rows.keep), delta], delta,
+        _link(source, REFINE_FILE, rows.keep, len(previous)), undo,
+    )  # fmt: skip
+
+
+def _link(source: Path | None, name: str, keep: np.ndarray | None, count: int) -> tuple[Path, int] | None:
+    """The old generation's file to link and its row count, when the new rows start with all of them."""
+    return None if source is None or keep is not None else (source / name, count)

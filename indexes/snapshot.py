@@ -2,9 +2,11 @@
 
 Layout of `<root>/corpus-<id>/<model folder>/`:
     CURRENT                 name of the live generation (replaced with os.replace, so always whole)
-    gen-<time>-<rand>/      vectors.npy, ids.npy, alive.npy, sorted_ids.npy, order.npy, [ann.faiss],
-                            [vectors.f16.npy: the rows in float16, for a refined compressed IVF],
+    gen-<time>-<rand>/      vectors.f32, ids.npy, alive.npy, sorted_ids.npy, order.npy, [ann.faiss],
+                            [vectors.f16: the rows in float16, for a refined compressed IVF],
                             manifest.json
+The row files are raw rows, of which a generation owns the first `count` (its manifest): an appending
+checkpoint links the old generation's and writes its new rows after them (`indexes/row_file.py`).
 A snapshot holds the live vectors of a corpus up to a change-log high-water mark (`hwm`); start-up loads
 it memory-mapped and replays the log after the mark. A generation is written under a temporary name,
 fsynced and renamed into place before CURRENT moves to it, so a crash at any point leaves the previous
@@ -21,7 +23,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,16 +34,17 @@ import numpy as np
 
 from indexes.ann import split_probes
 from indexes.durable import fsync_dir, fsync_file, staged_folder
-from indexes.npy_append import NpyAppender
 from indexes.page_cache import forget_mapped, prefetch, read_randomly
-from indexes.sealed import row_chunks
+from indexes.row_file import append_or_write, map_rows
+from indexes.sealed import REFINE_FILE, ROWS_FILE, row_chunks
 from indexes.vector_index import Base
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: raw row files shared by appending generations; 2 (.npy rows) is still read
+_READABLE_FORMATS = (2, FORMAT_VERSION)
 METRIC = "inner_product"
 _CURRENT = "CURRENT"
 _STALE_AFTER_SECONDS = 60.0
-_REFINE_FILE = "vectors.f16.npy"
+_V2_FILES = ("vectors.npy", "vectors.f16.npy")  # format 2's rows and float16 rows, as .npy arrays
 log = logging.getLogger(__name__)
 
 
@@ -93,8 +96,8 @@ class SnapshotContent:
 def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> Path:
     """Write rows held in memory as a new generation and make it current (checkpoints stream theirs)."""
     with staged_folder(folder) as staged:
-        np.save(staged / "vectors.npy", np.ascontiguousarray(content.vectors, dtype=np.float32))
-        fsync_file(staged / "vectors.npy")  # before write_generation may drop its pages
+        _write_rows(staged / ROWS_FILE, np.float32, content.vectors)
+        fsync_file(staged / ROWS_FILE)  # before write_generation may drop its pages
         write_generation(staged, content, corpus, model)
     return publish_snapshot(folder, staged)
 
@@ -127,28 +130,29 @@ def write_generation(
     content: SnapshotContent,
     corpus: str,
     model: ModelIdentity,
-    refine_chunks: Iterable[np.ndarray] | None = None,
+    write_refine: Callable[[Path], None] | None = None,
 ) -> None:
     """Every file of a generation but its rows, which `indexes.sealed.write_vectors` put in `staged` (the
     folder of `indexes.durable.staged_folder`, which flushes them all when its block ends).
 
-    `refine_chunks`: the float16 rows, when the old generation's can be copied instead of converting the
-    float32 rows again (`indexes.sealed.SealedRows.refine_chunks`)."""
+    `write_refine`: writes the float16 rows at the path it is given, when the old generation's can be
+    linked or copied instead of converting the float32 rows again (`indexes.sealed.write_refine`)."""
     order = np.argsort(content.ids, kind="stable").astype(np.int64)
     np.save(staged / "ids.npy", content.ids.astype(np.int64))
     np.save(staged / "alive.npy", content.alive.astype(bool))
     np.save(staged / "sorted_ids.npy", content.ids[order].astype(np.int64))
     np.save(staged / "order.npy", order)
-    convert = content.refine and refine_chunks is None  # float16 rows made from the float32 ones
-    rows_file = staged / "vectors.npy"
+    convert = content.refine and write_refine is None  # float16 rows made from the float32 ones
+    rows_file = staged / ROWS_FILE
     if content.ann is not None and not convert:
         # Searches read the structure, not these rows (the next checkpoint and look-ups by id do): dropped
         # from the page cache now, they do not push out the lists and float16 rows written next.
         forget_mapped(content.vectors, rows_file)
     if content.refine:
-        chunks = row_chunks(content.vectors) if convert else refine_chunks
-        assert chunks is not None
-        _write_float16(staged / _REFINE_FILE, chunks, content.vectors.shape[1:])
+        if write_refine is None:
+            _write_rows(staged / REFINE_FILE, np.float16, content.vectors)
+        else:
+            write_refine(staged / REFINE_FILE)
     if content.ann is not None:
         if convert:
             forget_mapped(content.vectors, rows_file)
@@ -174,23 +178,22 @@ def write_generation(
     (staged / "manifest.json").write_text(json.dumps(manifest, indent=2))
 
 
-def _write_float16(path: Path, chunks: Iterable[np.ndarray], row: tuple[int, ...]) -> None:
-    """The rows as a float16 .npy file, a chunk at a time."""
+def _write_rows(path: Path, dtype: type, rows: np.ndarray) -> None:
+    """`rows` as a new row file of `dtype`, a chunk at a time."""
     # Plain writes rather than a writable memmap: on a full disk a write raises ENOSPC (and the
     # generation is dropped), where a store into a mapped page would kill the process with SIGBUS.
-    with NpyAppender(path, np.float16, row) as out:
-        for chunk in chunks:
-            out.append(chunk)
+    empty: np.ndarray = np.zeros((0, rows.shape[1]), dtype)
+    append_or_write(path, dtype, rows.shape[1], lambda: row_chunks(rows), empty, None, [])
 
 
 def previous_refine(base: Base) -> np.ndarray | None:
     """The float16 rows of the generation `base` was mapped from, mapped afresh for reading in order
     (the served mapping reads a row at a time, without read-ahead); None when it has none."""
-    path = None if base.source is None else base.source / _REFINE_FILE
+    path = None if base.source is None else base.source / REFINE_FILE
     if path is None or not path.is_file():
-        return None
-    rows = np.load(path, mmap_mode="r")
-    return rows if rows.shape == np.shape(base.vectors) else None
+        return None  # none, or format 2's (.npy): the float32 rows are converted once more
+    count, dimension = np.shape(base.vectors)
+    return map_rows(path, np.float16, count, dimension)
 
 
 def _remove_stale_generations(folder: Path, keep: str) -> None:
@@ -217,7 +220,7 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
 def manifest_matches(manifest: dict[str, Any], model: ModelIdentity) -> bool:
     """True when a snapshot was built by exactly this model (same id, weights and dimension)."""
     return (
-        manifest.get("format_version") == FORMAT_VERSION
+        manifest.get("format_version") in _READABLE_FORMATS
         and manifest.get("model_id") == model.model_id
         and manifest.get("weights_sha256") == model.weights_sha256
         and manifest.get("encoder") == model.encoder
@@ -242,18 +245,18 @@ def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
         if manifest is None or not manifest_matches(manifest, model):
             return None
         generation = folder / (folder / _CURRENT).read_text().strip()
-        vectors = np.load(generation / "vectors.npy", mmap_mode="r")
+        vectors, refine = _map_rows(generation, manifest, model.dimension)
         ids = np.load(generation / "ids.npy", mmap_mode="r")
         if vectors.shape != (int(manifest["count"]), model.dimension) or len(ids) != len(vectors):
             raise ValueError(f"snapshot arrays have shapes {vectors.shape} and {ids.shape}")
-        ann = refine = None
+        ann = None
         if (generation / "ann.faiss").is_file():
             # Memory-mapped too: the stored vectors inside the ANN structure are shared between workers.
             ann = split_probes(faiss.read_index(str(generation / "ann.faiss"), faiss.IO_FLAG_MMAP_IFC))
             prefetch(generation / "ann.faiss")  # every query scans its lists: read them in the background
-        if (generation / _REFINE_FILE).is_file():
+        if refine is not None:
             # Read a candidate's row at a time, never in sequence: no read-ahead around each one.
-            refine = read_randomly(np.load(generation / _REFINE_FILE, mmap_mode="r"))
+            refine = read_randomly(refine)
             if refine.shape != vectors.shape:
                 raise ValueError(f"snapshot float16 rows have shape {refine.shape}, not {vectors.shape}")
         base = Base(
@@ -272,6 +275,21 @@ def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
         # A damaged snapshot is only a cache of the database: rebuild rather than refuse to start.
         log.warning("ignoring unreadable index snapshot %s: %s", folder, error)
         return None
+
+
+def _map_rows(
+    generation: Path, manifest: dict[str, Any], dimension: int
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """A generation's float32 rows and float16 rows (None without them), mapped read-only."""
+    if manifest["format_version"] == 2:
+        rows, refine = (generation / name for name in _V2_FILES)
+        return np.load(rows, mmap_mode="r"), np.load(refine, mmap_mode="r") if refine.is_file() else None
+    count = int(manifest["count"])
+    refine_file = generation / REFINE_FILE
+    return (
+        map_rows(generation / ROWS_FILE, np.float32, count, dimension),
+        map_rows(refine_file, np.float16, count, dimension) if refine_file.is_file() else None,
+    )
 
 
 def delete_corpus_snapshots(root: Path, corpus_id: int) -> None:

@@ -66,11 +66,11 @@ def test_cached_fraction_sees_a_file_leave_and_come_back(disk: Path) -> None:
 def test_a_compact_generations_float32_rows_leave_the_cache_and_a_flat_ones_stay(disk: Path) -> None:
     compact = _generation(COMPACT[0], disk / "compact")
     # Mapping the generation reads the .npy header back: its first few pages (16 KiB of 1.2 MiB here).
-    share = cached_fraction(compact / "vectors.npy")
+    share = cached_fraction(compact / "vectors.f32")
     assert share is not None and share < 0.05
     assert cached_fraction(compact / "ann.faiss") == 1.0
     flat = _generation(IndexSpec(type="flat"), disk / "flat")
-    assert cached_fraction(flat / "vectors.npy") == 1.0  # the flat index's search matrix
+    assert cached_fraction(flat / "vectors.f32") == 1.0  # the flat index's search matrix
 
 
 def _mapping_flags(path: Path) -> list[str]:
@@ -85,8 +85,8 @@ def test_the_float16_rows_are_mapped_for_random_reads_and_the_float32_rows_are_n
     index.apply([(i, row, 1) for i, row in enumerate(clustered(ROWS))], hwm=1)
     base = checkpoint(index, disk, "c", MODEL).snapshot.base
     assert base.source is not None and base.refine is not None
-    refine_flags = _mapping_flags(base.source / "vectors.f16.npy")
+    refine_flags = _mapping_flags(base.source / "vectors.f16")
     assert refine_flags and all("rr" in flags for flags in refine_flags)
     # The next checkpoint copies the float32 rows in order: read-ahead stays on for them.
-    vector_flags = _mapping_flags(base.source / "vectors.npy")
+    vector_flags = _mapping_flags(base.source / "vectors.f32")
     assert vector_flags and not any("rr" in flags for flags in vector_flags)

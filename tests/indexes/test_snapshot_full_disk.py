@@ -110,7 +110,7 @@ def test_a_failed_lexical_save_keeps_the_previous_generation(
     assert LexicalIndex.load(tmp_path).hwm == 3  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("failing_file", ["ann.faiss", "vectors.f16.npy", "manifest.json"])
+@pytest.mark.parametrize("failing_file", ["ann.faiss", "vectors.f16", "manifest.json"])
 def test_a_full_disk_during_a_compact_rebuild_leaves_the_previous_index_serving(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing_file: str
 ) -> None:

@@ -77,7 +77,7 @@ def current_generation(data_dir: Path) -> Path:
     folders = [
         pointer.parent
         for pointer in data_dir.rglob("CURRENT")
-        if (pointer.parent / pointer.read_text().strip() / "vectors.npy").is_file()
+        if (pointer.parent / pointer.read_text().strip() / "vectors.f32").is_file()
     ]
     assert len(folders) == 1, folders
     return folders[0] / (folders[0] / "CURRENT").read_text().strip()

@@ -43,7 +43,7 @@ def test_a_refined_compact_corpus_survives_a_restart_with_its_log(make_runtime: 
     folder = snapshot_dir(store.root, store.get("compact").corpus_id, store.identity)
     died = folder / f"{STAGING}died"  # a generation half-written by a checkpoint killed mid-write
     died.mkdir(parents=True)
-    (died / "vectors.npy").write_bytes(b"\0" * 4096)
+    (died / "vectors.f32").write_bytes(b"\0" * 4096)
     assert store.checkpoint(store.get("compact"))
     assert not died.exists()  # swept by the next checkpoint, which may need its space
     status = service.index_status("compact")
