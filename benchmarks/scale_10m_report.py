@@ -118,7 +118,7 @@ def _during_table(row: dict[str, Any]) -> list[str]:
 
 
 def _shares(cached: dict[str, float | None]) -> str:
-    """'ann.faiss 98%, vectors.npy 0%': each file's cached share."""
+    """'ann.faiss 98%, vectors.f32 0%': each file's cached share."""
     return ", ".join(f"{name} {'?' if share is None else f'{share:.0%}'}" for name, share in cached.items())
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +24,8 @@ import faiss
 from indexes.ann import build_ann, extend_ann, recall_at_k
 from indexes.durable import staged_folder
 from indexes.memory import release_freed_memory
-from indexes.row_file import Undo
-from indexes.sealed import ROWS_FILE, write_refine, write_vectors
+from indexes.row_file import Undo, run_undo
+from indexes.sealed import ROWS_FILE, SealedRows, write_refine, write_vectors
 from indexes.snapshot import (
     LoadedSnapshot,
     ModelIdentity,
@@ -51,7 +52,8 @@ class CheckpointResult:
 
 
 def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdentity) -> CheckpointResult:
-    """Write the index's current state as a new snapshot generation and map it."""
+    """Write the index's current state as a new snapshot generation and map it (the caller holds the
+    folder's checkpoint lock: the generations' row files are shared, `indexes/row_file.py`)."""
     started = time.monotonic()
     live = len(index)
     structure = index.spec.structure(live)
@@ -64,52 +66,64 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
         and index.dead_fraction() <= MAX_DEAD_FRACTION
     )
     sealed = index.sealed_rows(compact=not incremental)  # under the index's lock: an instant
-    ann = None
-    recall = None
-    refine = index.spec.refined(structure)
     undo: Undo = []  # appends to the old generation's row files, taken back if this one is given up
     try:
         with staged_folder(folder) as staged:
-            # Rows appended to the old generation's linked files, or written straight into new ones, once.
-            vectors = write_vectors(staged / ROWS_FILE, sealed, base.source, undo)
-            ids = sealed.ids()
-            if structure != "flat":
-                if incremental:
-                    assert base.source is not None
-                    # A private, writable copy of the old structure; the new rows are added to it.
-                    ann = faiss.read_index(str(base.source / "ann.faiss"))
-                    extend_ann(ann, vectors[len(vectors) - sealed.appended :])
-                else:
-                    ann = build_ann(index.spec, structure, vectors)
-                assert ann is not None
-                refine_from = vectors if refine else None  # scored as float16, as the file written below
-                recall = round(
-                    recall_at_k(ann, index.spec, vectors, sealed.alive, refine_from=refine_from), 4
-                )
-            content = SnapshotContent(vectors, ids, sealed.alive, sealed.hwm, structure, index.spec.to_dict(),
-                                      ann, recall, refine)  # fmt: skip
-            previous = previous_refine(base) if refine else None
-            refine_writer = None
-            if previous is not None and len(previous) == len(sealed.base_vectors):
-                refine_writer = functools.partial(
-                    write_refine, rows=sealed, previous=previous, source=base.source, undo=undo
-                )
-            write_generation(staged, content, corpus, model, refine_writer)
-    except BaseException:
-        for step in reversed(undo):
-            step()
+            has_ann = _write_files(staged, index, sealed, structure, incremental, (corpus, model), undo)
+    except BaseException as error:
+        # The rows about to be cut off are mapped by the new generation's arrays, which the traceback's
+        # frames still hold: let them go first, so nothing can touch a page beyond the file's end.
+        traceback.clear_frames(error.__traceback__)
+        run_undo(undo)
         raise
-    generation = publish_snapshot(folder, staged)
-    rows, rebuilt = len(ids), ann is not None and not incremental
-    # The structure just written is a private copy (3.7 GB of IVF lists at 10M rows) that the index to
-    # serve maps from the file instead: drop it now and hand its pages back to the system, or glibc keeps
-    # them resident (measured: up to the copy's size stayed private after the checkpoint).
-    del content, ann, vectors, ids, sealed
+    generation = publish_snapshot(folder, staged, undo)
+    rows, rebuilt = len(sealed.alive), has_ann and not incremental
+    del sealed
+    # The structure just written was a private copy (3.7 GB of IVF lists at 10M rows) that the index to
+    # serve maps from the file instead: hand its pages back to the system, or glibc keeps them resident
+    # (measured: up to the copy's size stayed private after the checkpoint).
     release_freed_memory()
     loaded = load_snapshot(folder, model)
     if loaded is None or loaded.base.source != generation:
         raise RuntimeError(f"the snapshot just written to {generation} could not be mapped")
     return CheckpointResult(loaded, time.monotonic() - started, rows, rebuilt)
+
+
+def _write_files(
+    staged: Path,
+    index: VectorIndex,
+    sealed: SealedRows,
+    structure: str,
+    incremental: bool,
+    owner: tuple[str, ModelIdentity],
+    undo: Undo,
+) -> bool:
+    """Every file of the new generation into `staged`; True when it has an ANN structure."""
+    base = index.base
+    # Rows appended to the old generation's linked files, or written straight into new ones, once.
+    vectors = write_vectors(staged / ROWS_FILE, sealed, base.source, undo)
+    ann = recall = None
+    refine = index.spec.refined(structure)
+    if structure != "flat":
+        if incremental:
+            assert base.source is not None
+            # A private, writable copy of the old structure; the new rows are added to it.
+            ann = faiss.read_index(str(base.source / "ann.faiss"))
+            extend_ann(ann, vectors[len(vectors) - sealed.appended :])
+        else:
+            ann = build_ann(index.spec, structure, vectors)
+        assert ann is not None
+        refine_from = vectors if refine else None  # scored as float16, as the file written below
+        recall = round(recall_at_k(ann, index.spec, vectors, sealed.alive, refine_from=refine_from), 4)
+    content = SnapshotContent(vectors, sealed.ids(), sealed.alive, sealed.hwm, structure,
+                              index.spec.to_dict(), ann, recall, refine)  # fmt: skip
+    previous = previous_refine(base) if refine else None
+    refine_writer = None
+    if previous is not None and len(previous) == len(sealed.base_vectors):
+        refine_writer = functools.partial(write_refine, rows=sealed, previous=previous, source=base.source,
+                                          undo=undo)  # fmt: skip
+    write_generation(staged, content, *owner, refine_writer)
+    return ann is not None
 
 
 def rebase(index: VectorIndex, snapshot: LoadedSnapshot) -> VectorIndex:

@@ -82,6 +82,8 @@ def write_vectors(
     writable mapping: on a full disk a write raises ENOSPC, where a store into a mapped page kills the
     process with SIGBUS.
     """
+    if source is not None and undo is None:
+        raise ValueError("rows appended to a linked file need an undo list to take them back")
     link = _link(source, ROWS_FILE, rows.keep, len(rows.base_vectors))
     undo = [] if undo is None else undo
     count = append_or_write(

@@ -35,7 +35,7 @@ import numpy as np
 from indexes.ann import split_probes
 from indexes.durable import fsync_dir, fsync_file, staged_folder
 from indexes.page_cache import forget_mapped, prefetch, read_randomly
-from indexes.row_file import append_or_write, map_rows
+from indexes.row_file import Undo, append_or_write, map_rows, run_undo
 from indexes.sealed import REFINE_FILE, ROWS_FILE, row_chunks
 from indexes.vector_index import Base
 
@@ -102,14 +102,17 @@ def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: Mo
     return publish_snapshot(folder, staged)
 
 
-def publish_snapshot(folder: Path, staged: Path) -> Path:
-    """Rename a whole, fsynced staged generation into place and make it current; returns its folder."""
+def publish_snapshot(folder: Path, staged: Path, undo: Undo | None = None) -> Path:
+    """Rename a whole, fsynced staged generation into place and make it current; returns its folder.
+
+    `undo` runs if it fails before CURRENT names the generation (no process can have mapped it)."""
     name = f"gen-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S%f')}-{uuid.uuid4().hex[:8]}"
     generation = folder / name
     try:
         os.replace(staged, generation)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
+        run_undo(undo or [])
         raise
     pointer_tmp = folder / f".{_CURRENT}.{uuid.uuid4().hex[:8]}"
     try:
@@ -119,6 +122,7 @@ def publish_snapshot(folder: Path, staged: Path) -> Path:
     except BaseException:
         pointer_tmp.unlink(missing_ok=True)
         shutil.rmtree(generation, ignore_errors=True)
+        run_undo(undo or [])
         raise
     fsync_dir(folder)
     _remove_stale_generations(folder, keep=name)
@@ -193,7 +197,10 @@ def previous_refine(base: Base) -> np.ndarray | None:
     if path is None or not path.is_file():
         return None  # none, or format 2's (.npy): the float32 rows are converted once more
     count, dimension = np.shape(base.vectors)
-    return map_rows(path, np.float16, count, dimension)
+    try:
+        return map_rows(path, np.float16, count, dimension)
+    except (OSError, ValueError):  # damaged: converted from the float32 rows instead
+        return None
 
 
 def _remove_stale_generations(folder: Path, keep: str) -> None:

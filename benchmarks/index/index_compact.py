@@ -39,7 +39,13 @@ from indexes.vector_index import Base, VectorIndex  # noqa: E402
 DIMENSION = 384
 MODEL = ModelIdentity("bench", "bench@1", None, DIMENSION)
 # Mapped files by what they hold; everything not file-backed is the process's private memory.
-MAPPINGS = {"ann.faiss": "ivf_lists", "vectors.f16.npy": "float16_rows", "vectors.npy": "float32_rows"}
+MAPPINGS = {
+    "ann.faiss": "ivf_lists",
+    "vectors.f16": "float16_rows",
+    "vectors.f32": "float32_rows",
+    "vectors.f16.npy": "float16_rows",
+    "vectors.npy": "float32_rows",
+}  # snapshot formats 3 and 2
 
 
 def kinds(lists: int) -> dict[str, IndexSpec]:
@@ -70,7 +76,7 @@ def resident_bytes() -> dict[str, int]:
 def measure(folder: Path, spec: IndexSpec, work: Path, cold: bool) -> dict[str, Any]:
     """In this process: map the snapshot, warm up (unless cold), then p50, recall@10 and memory."""
     queries, warm, truth = (np.load(work / f"{name}.npy") for name in ("queries", "warm", "truth"))
-    refine_file = next(folder.glob("gen-*/vectors.f16.npy"), None)
+    refine_file = next(folder.glob("gen-*/vectors.f16"), None)
     if cold and refine_file is not None:
         with refine_file.open("rb") as handle:
             os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)

@@ -65,7 +65,7 @@ def test_cached_fraction_sees_a_file_leave_and_come_back(disk: Path) -> None:
 
 def test_a_compact_generations_float32_rows_leave_the_cache_and_a_flat_ones_stay(disk: Path) -> None:
     compact = _generation(COMPACT[0], disk / "compact")
-    # Mapping the generation reads the .npy header back: its first few pages (16 KiB of 1.2 MiB here).
+    # Loading the generation touches at most its first few pages (read-ahead around a check).
     share = cached_fraction(compact / "vectors.f32")
     assert share is not None and share < 0.05
     assert cached_fraction(compact / "ann.faiss") == 1.0

@@ -107,8 +107,9 @@ def test_a_file_another_worker_appended_to_is_never_written_into(tmp_path: Path)
     assert behind.base.ids[-5:].tolist() == list(range(2000, 2005)) and len(behind.base.ids) == 305
 
 
+@pytest.mark.parametrize("failing", ["manifest.json", ".CURRENT"])  # staged, or while publishing
 def test_a_checkpoint_given_up_takes_its_appended_rows_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     index = sealed_index(tmp_path)
     first = index.base.source
@@ -118,7 +119,7 @@ def test_a_checkpoint_given_up_takes_its_appended_rows_back(
     real_fsync = durable.fsync_file
 
     def full_at_the_manifest(path: Path) -> None:
-        if path.name == "manifest.json":
+        if path.name.startswith(failing):
             raise OSError(errno.ENOSPC, "No space left on device")
         real_fsync(path)
 
@@ -127,6 +128,7 @@ def test_a_checkpoint_given_up_takes_its_appended_rows_back(
     with pytest.raises(OSError):
         checkpoint(index, tmp_path, "c", MODEL)
     assert {name: (first / name).stat().st_size for name in sizes} == sizes  # the appended rows cut off
+    assert load_snapshot(tmp_path, MODEL).base.source == first  # type: ignore[union-attr]
     monkeypatch.undo()
     again = checkpoint(index, tmp_path, "c", MODEL).snapshot  # space freed: the files linked once more
     assert inode(again.base.source, ROWS_FILE) == inode(first, ROWS_FILE) and len(again.base.ids) == 310
