@@ -24,7 +24,7 @@ from typing import IO
 
 import numpy as np
 
-__all__ = ["RowAppender", "Undo", "append_or_write", "map_rows", "run_undo"]
+__all__ = ["RowAppender", "Undo", "append_or_write", "map_rows", "run_undo", "write_new"]
 
 Undo = list[Callable[[], None]]  # what to run if the generation being written is given up
 log = logging.getLogger(__name__)
@@ -94,8 +94,13 @@ def append_or_write(
                 out.append(appended)
             return link[1] + out.count
         path.unlink()  # grown by a later generation (or a died append): never written into
+    return write_new(path, dtype, dimension, chunks())
+
+
+def write_new(path: Path, dtype: type | np.dtype, dimension: int, chunks: Iterable[np.ndarray]) -> int:
+    """Write `chunks` (rows, in order) as a new row file at `path`; returns its row count."""
     with RowAppender(path, dtype, dimension) as out:
-        for chunk in chunks():
+        for chunk in chunks:
             out.append(chunk)
     return out.count
 

@@ -35,7 +35,7 @@ import numpy as np
 from indexes.ann import split_probes
 from indexes.durable import fsync_dir, fsync_file, staged_folder
 from indexes.page_cache import forget_mapped, prefetch, read_randomly
-from indexes.row_file import Undo, append_or_write, map_rows, run_undo
+from indexes.row_file import Undo, map_rows, run_undo, write_new
 from indexes.sealed import REFINE_FILE, ROWS_FILE, row_chunks
 from indexes.vector_index import Base
 
@@ -186,8 +186,7 @@ def _write_rows(path: Path, dtype: type, rows: np.ndarray) -> None:
     """`rows` as a new row file of `dtype`, a chunk at a time."""
     # Plain writes rather than a writable memmap: on a full disk a write raises ENOSPC (and the
     # generation is dropped), where a store into a mapped page would kill the process with SIGBUS.
-    empty: np.ndarray = np.zeros((0, rows.shape[1]), dtype)
-    append_or_write(path, dtype, rows.shape[1], lambda: row_chunks(rows), empty, None, [])
+    write_new(path, dtype, rows.shape[1], row_chunks(rows))
 
 
 def previous_refine(base: Base) -> np.ndarray | None:
