@@ -4,11 +4,13 @@ An ANN index covers the rows of a sealed snapshot, its Faiss ids being row numbe
 are excluded at search time with an `IDSelectorBitmap`, so no over-fetching guesswork is needed.
 A compressed IVF (sq8, pq) may be refined: its top `refine` candidates are re-scored exactly from a
 float16 copy of the rows that stays on disk (memory-mapped: the page cache holds the pages a search
-reads, not the process), and the best k of them are kept.
+reads, not the process), and the best k of them are kept. An IVF may come in two parts, its lists and
+a tail of rows appended since (`StackedIVF`, written by `indexes/ann_tail.py`), searched as one.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import faiss
@@ -20,6 +22,49 @@ _TRAIN_SAMPLE_PER_LIST = 64
 # Faiss's IVF `parallel_mode` 1: one query's probed lists are shared out among the OpenMP threads (the
 # default, 0, gives each thread whole queries, so a single query scans its lists on one core).
 PROBES_IN_PARALLEL = 1
+
+
+class StackedIVF:
+    """An IVF over rows 0..n-1 and its tail over rows n.., searched as one index."""
+
+    def __init__(self, base: faiss.Index, tail: faiss.Index, base_file: Path) -> None:
+        self.base, self.tail, self.base_file = base, tail, base_file
+        self._parts = (faiss.extract_index_ivf(base), faiss.extract_index_ivf(tail))
+
+    @property
+    def ntotal(self) -> int:
+        """Rows in both parts."""
+        return int(self.base.ntotal + self.tail.ntotal)
+
+    def search(self, queries: np.ndarray, k: int, params: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, rows) of each query's best k over both parts: the lists probed once for both."""
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        ivf = self._parts[0]
+        probes = min(ivf.nlist, params.nprobe if params is not None else ivf.nprobe)
+        coarse, lists = ivf.quantizer.search(queries, probes)
+        found = [_search_assigned(part, queries, k, lists, coarse, params) for part in self._parts]
+        scores = np.concatenate([part_scores for part_scores, _ in found], axis=1)
+        rows = np.concatenate([part_rows for _, part_rows in found], axis=1)
+        ranked = -scores if ivf.metric_type == faiss.METRIC_INNER_PRODUCT else scores
+        best = np.argsort(ranked, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(scores, best, axis=1), np.take_along_axis(rows, best, axis=1)
+
+
+def _search_assigned(
+    ivf: faiss.IndexIVF, queries: np.ndarray, k: int, lists: np.ndarray, coarse: np.ndarray, params: Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """One part's best k in the lists given per query (the C++ call: the Python wrapper takes no params,
+    and the params carry the deleted-rows selector)."""
+    scores = np.empty((len(queries), k), np.float32)
+    rows = np.empty((len(queries), k), np.int64)
+    ptr = faiss.swig_ptr
+    ivf.search_preassigned_c(  # type: ignore[attr-defined]  # missing from the stubs
+        len(queries), ptr(queries), k, ptr(lists), ptr(coarse), ptr(scores), ptr(rows), False, params
+    )
+    return scores, rows
+
+
+Structure = faiss.Index | StackedIVF  # what a search runs on
 
 
 def build_ann(spec: IndexSpec, structure: str, vectors: np.ndarray, seed: int = 0) -> faiss.Index | None:
@@ -69,7 +114,7 @@ def extend_ann(index: faiss.Index, vectors: np.ndarray) -> None:
         index.add(np.ascontiguousarray(vectors, dtype=np.float32))
 
 
-def search_params(index: faiss.Index, spec: IndexSpec, k: int, alive: np.ndarray | None) -> Any:
+def search_params(index: Structure, spec: IndexSpec, k: int, alive: np.ndarray | None) -> Any:
     """Per-query parameters: beam width or probes for k, and a selector that skips deleted rows."""
     params: Any
     if isinstance(index, faiss.IndexHNSW):
@@ -86,7 +131,7 @@ def search_params(index: faiss.Index, spec: IndexSpec, k: int, alive: np.ndarray
 
 
 def ann_search(
-    index: faiss.Index,
+    index: Structure,
     spec: IndexSpec,
     queries: np.ndarray,
     k: int,
@@ -117,7 +162,7 @@ def rescore(stored: np.ndarray, queries: np.ndarray, rows: np.ndarray) -> np.nda
 
 
 def recall_at_k(
-    index: faiss.Index,
+    index: Structure,
     spec: IndexSpec,
     vectors: np.ndarray,
     alive: np.ndarray | None = None,

@@ -19,9 +19,8 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-import faiss
-
-from indexes.ann import build_ann, extend_ann, recall_at_k
+from indexes.ann import build_ann, recall_at_k
+from indexes.ann_tail import extend_structure
 from indexes.durable import staged_folder
 from indexes.memory import release_freed_memory
 from indexes.row_file import Undo, run_undo
@@ -107,9 +106,8 @@ def _write_files(
     if structure != "flat":
         if incremental:
             assert base.source is not None
-            # A private, writable copy of the old structure; the new rows are added to it.
-            ann = faiss.read_index(str(base.source / "ann.faiss"))
-            extend_ann(ann, vectors[len(vectors) - sealed.appended :])
+            first = len(vectors) - sealed.appended
+            ann = extend_structure(base.source, structure, vectors[first:], first)
         else:
             ann = build_ann(index.spec, structure, vectors)
         assert ann is not None

@@ -86,7 +86,7 @@ def append_or_write(
     `undo` then gets the step that cuts the shared file back. Otherwise `chunks()` (every row, in order)
     is written to a new file."""
     row_bytes = np.dtype(dtype).itemsize * dimension
-    if link is not None and _linked(link[0], path):
+    if link is not None and hard_link(link[0], path):
         start = link[1] * row_bytes
         if path.stat().st_size == start:
             undo.append(lambda: _cut(path, link[0], start))
@@ -124,7 +124,7 @@ def _cut(path: Path, source: Path, length: int) -> None:
             return
 
 
-def _linked(source: Path, path: Path) -> bool:
+def hard_link(source: Path, path: Path) -> bool:
     """Hard-link `source` as `path`; False where the file system cannot (the caller writes it)."""
     try:
         os.link(source, path)

@@ -3,10 +3,12 @@
 Layout of `<root>/corpus-<id>/<model folder>/`:
     CURRENT                 name of the live generation (replaced with os.replace, so always whole)
     gen-<time>-<rand>/      vectors.f32, ids.npy, alive.npy, sorted_ids.npy, order.npy, [ann.faiss],
+                            [ann.tail.faiss: an IVF's rows appended since its lists were built],
                             [vectors.f16: the rows in float16, for a refined compressed IVF],
                             manifest.json
 The row files are raw rows, of which a generation owns the first `count` (its manifest): an appending
-checkpoint links the old generation's and writes its new rows after them (`indexes/row_file.py`).
+checkpoint links the old generation's and writes its new rows after them (`indexes/row_file.py`), and
+links its IVF lists, writing the rows appended since they were built as a tail (`indexes/ann_tail.py`).
 A snapshot holds the live vectors of a corpus up to a change-log high-water mark (`hwm`); start-up loads
 it memory-mapped and replays the log after the mark. A generation is written under a temporary name,
 fsynced and renamed into place before CURRENT moves to it, so a crash at any point leaves the previous
@@ -32,7 +34,8 @@ from typing import Any
 import faiss
 import numpy as np
 
-from indexes.ann import split_probes
+from indexes.ann import Structure
+from indexes.ann_tail import ANN_FILE, TAIL_FILE, map_structure, write_structure
 from indexes.durable import fsync_dir, fsync_file, staged_folder
 from indexes.page_cache import forget_mapped, prefetch, read_randomly
 from indexes.row_file import Undo, map_rows, run_undo, write_new
@@ -88,7 +91,7 @@ class SnapshotContent:
     hwm: int
     structure: str
     spec: dict[str, Any]
-    ann: faiss.Index | None = None
+    ann: Structure | None = None
     recall_at_10: float | None = None
     refine: bool = False  # also write the float16 copy of the rows that refined searches re-score from
 
@@ -160,7 +163,7 @@ def write_generation(
     if content.ann is not None:
         if convert:
             forget_mapped(content.vectors, rows_file)
-        faiss.write_index(content.ann, str(staged / "ann.faiss"))
+        write_structure(staged, content.ann)
     manifest = {
         "format_version": FORMAT_VERSION,
         "corpus": corpus,
@@ -255,11 +258,10 @@ def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
         ids = np.load(generation / "ids.npy", mmap_mode="r")
         if vectors.shape != (int(manifest["count"]), model.dimension) or len(ids) != len(vectors):
             raise ValueError(f"snapshot arrays have shapes {vectors.shape} and {ids.shape}")
-        ann = None
-        if (generation / "ann.faiss").is_file():
-            # Memory-mapped too: the stored vectors inside the ANN structure are shared between workers.
-            ann = split_probes(faiss.read_index(str(generation / "ann.faiss"), faiss.IO_FLAG_MMAP_IFC))
-            prefetch(generation / "ann.faiss")  # every query scans its lists: read them in the background
+        ann = map_structure(generation, len(vectors))
+        for name in (ANN_FILE, TAIL_FILE) if ann is not None else ():
+            if (generation / name).is_file():  # every query scans lists: read them in the background
+                prefetch(generation / name)
         if refine is not None:
             # Read a candidate's row at a time, never in sequence: no read-ahead around each one.
             refine = read_randomly(refine)

@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import faiss
 import numpy as np
 
-from indexes.ann import ann_search
+from indexes.ann import Structure, ann_search
 from indexes.combiner import Hits, SearchCombiner
 from indexes.sealed import SealedRows
 from indexes.spec import IndexSpec
@@ -48,7 +47,7 @@ class Base:
     alive: np.ndarray
     sorted_ids: np.ndarray
     order: np.ndarray
-    ann: faiss.Index | None = None
+    ann: Structure | None = None
     structure: str = "flat"
     source: Path | None = None  # the snapshot generation these rows were mapped from
     refine: np.ndarray | None = None  # float16 copy of `vectors` (memory-mapped) when the spec refines

@@ -1,0 +1,94 @@
+"""An IVF structure kept in two files: the lists built over a generation's first rows, and a tail of the
+rows appended since, searched as one index.
+
+At 10M rows the IVF lists are 3.66 GiB (`ann.faiss`). A checkpoint that had only appended rows used to
+read them into memory, add its new rows and write them whole again. Now it hard-links the old
+generation's `ann.faiss` (no generation's file is ever written again: workers map them) and puts the
+rows appended since the lists were built in `ann.tail.faiss`: an IVF with the same trained parts (coarse
+centroids, codec) holding only those rows, their row numbers as ids. A search assigns each query to its
+`nprobe` lists once and scans those lists in both parts (`search_preassigned`), then keeps the best k:
+the candidates and scores of one IVF holding every row (tests/indexes/test_ann_tail.py). Once the tail
+would pass `MAX_TAIL_FRACTION` of the base, the checkpoint folds both into one structure written whole,
+so an appending checkpoint writes at most a tenth of the lists. HNSW graphs are extended whole, as before.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from indexes.ann import StackedIVF, Structure, extend_ann, split_probes
+from indexes.row_file import hard_link
+
+ANN_FILE = "ann.faiss"
+TAIL_FILE = "ann.tail.faiss"
+# The tail is scanned like the lists (no slower per row), but each appending checkpoint rewrites it:
+# folding at a tenth bounds that write to a tenth of the whole structure's.
+MAX_TAIL_FRACTION = 0.1
+
+
+def extend_structure(source: Path, structure: str, appended: np.ndarray, first_row: int) -> Structure:
+    """The structure of the generation in `source` with `appended` added as rows `first_row`...
+
+    An IVF gets a tail beside its lists (mapped, not copied) while the tail stays within
+    `MAX_TAIL_FRACTION` of them; past it, or for HNSW, one structure is read, extended and returned."""
+    tail: faiss.Index | None = None
+    if structure == "ivf":
+        mapped = faiss.read_index(str(source / ANN_FILE), faiss.IO_FLAG_MMAP_IFC)
+        tail_file = source / TAIL_FILE
+        tail = faiss.read_index(str(tail_file)) if tail_file.is_file() else None  # a private copy: small
+        held = mapped.ntotal + (tail.ntotal if tail is not None else 0)
+        if held != first_row:
+            raise ValueError(f"the structure in {source} holds {held} rows, not {first_row}")
+        if held - mapped.ntotal + len(appended) <= MAX_TAIL_FRACTION * mapped.ntotal:
+            if tail is None:
+                tail = _empty_copy(source / ANN_FILE)
+            rows = np.ascontiguousarray(appended, dtype=np.float32)
+            tail.add_with_ids(rows, np.arange(first_row, first_row + len(rows), dtype=np.int64))
+            return StackedIVF(split_probes(mapped), split_probes(tail), source / ANN_FILE)
+        del mapped
+    whole = faiss.read_index(str(source / ANN_FILE))  # a private, writable copy
+    if tail is not None:
+        whole.merge_from(tail, 0)  # the tail's ids are already row numbers
+    extend_ann(whole, appended)  # ids continue after the last row
+    return whole
+
+
+def _empty_copy(path: Path) -> faiss.Index:
+    """The IVF in `path` with its trained parts and no rows: a tail's start."""
+    index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
+    ivf = faiss.extract_index_ivf(index)
+    empty = faiss.ArrayInvertedLists(ivf.nlist, ivf.code_size)
+    empty.this.disown()  # type: ignore[attr-defined]  # owned by the index from here: Python must not free it too
+    ivf.replace_invlists(empty, True)  # frees (unmaps) the mapped lists
+    ivf.ntotal = index.ntotal = 0
+    return index
+
+
+def write_structure(staged: Path, ann: Structure) -> None:
+    """`ann` into a staged generation: a stacked one as a link to its lists and a new tail file."""
+    if not isinstance(ann, StackedIVF):
+        faiss.write_index(ann, str(staged / ANN_FILE))
+        return
+    if not hard_link(ann.base_file, staged / ANN_FILE):  # no hard links there: the whole lists' write
+        shutil.copyfile(ann.base_file, staged / ANN_FILE)
+    faiss.write_index(ann.tail, str(staged / TAIL_FILE))
+
+
+def map_structure(generation: Path, rows: int) -> Structure | None:
+    """A generation's structure mapped for searching (None without one); it must cover `rows` rows."""
+    path = generation / ANN_FILE
+    if not path.is_file():
+        return None
+    # Memory-mapped: the lists are shared between workers through the page cache.
+    base = split_probes(faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC))
+    ann: Structure = base
+    if (generation / TAIL_FILE).is_file():
+        tail = split_probes(faiss.read_index(str(generation / TAIL_FILE), faiss.IO_FLAG_MMAP_IFC))
+        ann = StackedIVF(base, tail, path)
+    if ann.ntotal != rows:
+        raise ValueError(f"the ANN structure of {generation} holds {ann.ntotal} rows, not {rows}")
+    return ann

@@ -1,0 +1,163 @@
+"""IVF tails (issue 41): an appending checkpoint links the old generation's IVF lists and writes only the
+rows appended since they were built; the two parts search as one IVF holding every row would, deleted
+rows and the refine step included; a tail past a tenth of the lists is folded back into one file."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pytest
+
+from indexes.ann import StackedIVF, ann_search, build_ann
+from indexes.ann_tail import ANN_FILE, TAIL_FILE, extend_structure
+from indexes.checkpoint import checkpoint, rebase
+from indexes.snapshot import ModelIdentity, load_snapshot
+from indexes.spec import IndexSpec
+from indexes.vector_index import VectorIndex, normalize_rows
+
+MODEL = ModelIdentity("m", "m@1", "11" * 32, 16)
+
+
+def rows_of(n: int, seed: int = 0) -> np.ndarray:
+    """Random unit rows."""
+    return normalize_rows(np.random.default_rng(seed).normal(size=(n, 16)).astype(np.float32))
+
+
+SPECS = [IndexSpec(type="ivf", nlist=8, nprobe=3, compression=c, refine=30) for c in ("none", "sq8", "pq")]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=["flat lists", "sq8", "pq"])
+def test_lists_and_their_tail_find_what_one_ivf_of_every_row_finds(spec: IndexSpec, tmp_path: Path) -> None:
+    rows = rows_of(3000)
+    whole = build_ann(spec, "ivf", rows)
+    assert whole is not None
+    # The same trained lists over the first 2,800 rows, then the last 200 through a checkpoint's path.
+    faiss.write_index(whole, str(tmp_path / "whole.faiss"))
+    first = faiss.read_index(str(tmp_path / "whole.faiss"))
+    first.reset()
+    first.add(rows[:2800])
+    faiss.write_index(first, str(tmp_path / ANN_FILE))
+    stacked = extend_structure(tmp_path, "ivf", rows[2800:], 2800)
+    assert isinstance(stacked, StackedIVF) and (stacked.base.ntotal, stacked.tail.ntotal) == (2800, 200)
+    queries = rows_of(40, seed=9)
+    alive = np.ones(3000, bool)
+    alive[::5] = False  # deleted rows, in both parts
+    for kept in (None, alive):
+        for refine_from in (None, rows):
+            expected = ann_search(whole, spec, queries, 10, kept, refine_from)
+            found = ann_search(stacked, spec, queries, 10, kept, refine_from)
+            np.testing.assert_array_equal(found[1], expected[1])
+            np.testing.assert_allclose(found[0], expected[0], rtol=1e-6)
+    assert (found[1] >= 2800).any() and not (found[1] % 5 == 0).any()
+
+
+def top_ids(index: VectorIndex, queries: np.ndarray) -> list[int]:
+    """Each query's best hit's id."""
+    return [hits[0][0] for hits in index.search(queries, 1)]
+
+
+def compact_index(folder: Path, n: int = 1000) -> VectorIndex:
+    """A refined sq8 IVF of `n` rows, all in a snapshot."""
+    index = VectorIndex(16, IndexSpec(type="ivf", nlist=4, nprobe=4, compression="sq8", refine=20))
+    index.apply([(i, row, i + 1) for i, row in enumerate(rows_of(n))], hwm=n)
+    return rebase(index, checkpoint(index, folder, "c", MODEL).snapshot)
+
+
+def append(index: VectorIndex, ids: range, seed: int) -> None:
+    """Upsert new rows with ids `ids`, after the index's mark."""
+    rows = rows_of(len(ids), seed)
+    index.apply([(doc, rows[i], index.hwm + 1 + i) for i, doc in enumerate(ids)], hwm=index.hwm + len(ids))
+
+
+def test_appending_checkpoints_link_the_lists_grow_a_tail_and_fold_it_past_a_tenth(tmp_path: Path) -> None:
+    index = compact_index(tmp_path)
+    first = index.base.source
+    assert first is not None and not (first / TAIL_FILE).exists()
+    lists = (first / ANN_FILE).stat()
+    generations = []
+    for step, count in enumerate((40, 50)):  # 40, then 90 rows past the lists: within a tenth of 1,000
+        append(index, range(10_000 + 100 * step, 10_000 + 100 * step + count), seed=step + 1)
+        result = checkpoint(index, tmp_path, "c", MODEL)
+        index = rebase(index, result.snapshot)
+        generation = result.snapshot.base.source
+        assert generation is not None and not result.rebuilt_ann
+        assert (generation / ANN_FILE).stat().st_ino == lists.st_ino  # linked, never rewritten
+        assert (generation / ANN_FILE).stat().st_size == lists.st_size
+        ann = result.snapshot.base.ann
+        assert isinstance(ann, StackedIVF) and (ann.base.ntotal, ann.tail.ntotal) == (1000, 40 + 50 * step)
+        generations.append(generation)
+    # What the service maps after a restart: the same two parts, finding the newest rows.
+    loaded = load_snapshot(tmp_path, MODEL)
+    assert loaded is not None and isinstance(loaded.base.ann, StackedIVF)
+    newest = rows_of(50, seed=2)
+    assert top_ids(index, newest[:5]) == list(range(10_100, 10_105))
+    append(index, range(20_000, 20_020), seed=7)  # 110 rows past the lists: folded into one structure
+    result = checkpoint(index, tmp_path, "c", MODEL)
+    generation = result.snapshot.base.source
+    assert generation is not None and not (generation / TAIL_FILE).exists()
+    assert (generation / ANN_FILE).stat().st_ino != lists.st_ino
+    folded = result.snapshot.base.ann
+    assert not isinstance(folded, StackedIVF) and folded is not None and folded.ntotal == 1110
+    index = rebase(index, result.snapshot)
+    assert top_ids(index, rows_of(20, seed=7)[:3]) == [20_000, 20_001, 20_002]
+    assert top_ids(index, newest[:2]) == [10_100, 10_101]
+
+
+def test_a_generation_whose_tail_does_not_cover_its_rows_is_not_served(tmp_path: Path) -> None:
+    index = compact_index(tmp_path)
+    append(index, range(5000, 5030), seed=3)
+    generation = checkpoint(index, tmp_path, "c", MODEL).snapshot.base.source
+    assert generation is not None
+    tail = faiss.read_index(str(generation / TAIL_FILE))
+    tail.reset()  # a tail holding none of the 30 rows it should
+    faiss.write_index(tail, str(generation / TAIL_FILE))
+    assert load_snapshot(tmp_path, MODEL) is None  # rebuilt from the database instead
+
+
+def test_without_hard_links_the_lists_are_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = compact_index(tmp_path)
+    lists = index.base.source
+    assert lists is not None
+
+    def no_links(source: object, target: object) -> None:
+        raise OSError(errno.EXDEV, "links are not supported here")
+
+    monkeypatch.setattr("indexes.row_file.os.link", no_links)
+    append(index, range(5000, 5030), seed=3)
+    result = checkpoint(index, tmp_path, "c", MODEL)
+    generation = result.snapshot.base.source
+    assert generation is not None and (generation / TAIL_FILE).exists()
+    assert (generation / ANN_FILE).stat().st_ino != (lists / ANN_FILE).stat().st_ino
+    assert (generation / ANN_FILE).read_bytes() == (lists / ANN_FILE).read_bytes()
+    assert top_ids(rebase(index, result.snapshot), rows_of(30, seed=3)[:2]) == [5000, 5001]
+
+
+def test_a_full_disk_at_the_tail_leaves_the_previous_generation_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = compact_index(tmp_path)
+    first = index.base.source
+    assert first is not None
+    files = {path.name: path.read_bytes() for path in first.iterdir()}
+    append(index, range(5000, 5030), seed=3)
+    real_write = faiss.write_index
+
+    def full_at_the_tail(ann: faiss.Index, path: str) -> None:
+        if path.endswith(TAIL_FILE):
+            raise OSError(errno.ENOSPC, "No space left on device", path)
+        real_write(ann, path)
+
+    monkeypatch.setattr(faiss, "write_index", full_at_the_tail)
+    with pytest.raises(OSError):
+        checkpoint(index, tmp_path, "c", MODEL)
+    monkeypatch.undo()
+    assert [path.name for path in tmp_path.glob("gen-*")] == [first.name]
+    assert {path.name: path.read_bytes() for path in first.iterdir()} == files  # appended rows cut back
+    previous = load_snapshot(tmp_path, MODEL)
+    assert previous is not None and previous.base.source == first
+    assert top_ids(index, rows_of(30, seed=3)[:2]) == [5000, 5001]  # served from memory meanwhile
+    retried = checkpoint(index, tmp_path, "c", MODEL)
+    assert isinstance(retried.snapshot.base.ann, StackedIVF) and retried.snapshot.base.ann.tail.ntotal == 30
