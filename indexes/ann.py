@@ -25,16 +25,17 @@ PROBES_IN_PARALLEL = 1
 
 
 class StackedIVF:
-    """An IVF over rows 0..n-1 and its tail over rows n.., searched as one index."""
+    """IVF lists over rows 0..n-1, kept in an earlier generation's file, and the tail of rows n.. appended
+    since (None when nothing was), searched as one index."""
 
-    def __init__(self, base: faiss.Index, tail: faiss.Index, base_file: Path) -> None:
+    def __init__(self, base: faiss.Index, tail: faiss.Index | None, base_file: Path) -> None:
         self.base, self.tail, self.base_file = base, tail, base_file
-        self._parts = (faiss.extract_index_ivf(base), faiss.extract_index_ivf(tail))
+        self._parts = tuple(faiss.extract_index_ivf(part) for part in (base, tail) if part is not None)
 
     @property
     def ntotal(self) -> int:
         """Rows in both parts."""
-        return int(self.base.ntotal + self.tail.ntotal)
+        return int(sum(part.ntotal for part in self._parts))
 
     def search(self, queries: np.ndarray, k: int, params: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """(scores, rows) of each query's best k over both parts: the lists probed once for both."""
@@ -45,8 +46,9 @@ class StackedIVF:
         found = [_search_assigned(part, queries, k, lists, coarse, params) for part in self._parts]
         scores = np.concatenate([part_scores for part_scores, _ in found], axis=1)
         rows = np.concatenate([part_rows for _, part_rows in found], axis=1)
-        ranked = -scores if ivf.metric_type == faiss.METRIC_INNER_PRODUCT else scores
-        best = np.argsort(ranked, axis=1, kind="stable")[:, :k]
+        worse = -scores if ivf.metric_type == faiss.METRIC_INNER_PRODUCT else scores
+        # Ties as one Faiss IVF orders them (its heaps compare ids next: the larger first).
+        best = np.lexsort((-rows, worse), axis=1)[:, :k]
         return np.take_along_axis(scores, best, axis=1), np.take_along_axis(rows, best, axis=1)
 
 

@@ -14,7 +14,6 @@ so an appending checkpoint writes at most a tenth of the lists. HNSW graphs are 
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import faiss
@@ -39,16 +38,18 @@ def extend_structure(source: Path, structure: str, appended: np.ndarray, first_r
     if structure == "ivf":
         mapped = faiss.read_index(str(source / ANN_FILE), faiss.IO_FLAG_MMAP_IFC)
         tail_file = source / TAIL_FILE
-        tail = faiss.read_index(str(tail_file)) if tail_file.is_file() else None  # a private copy: small
+        # A private copy (small): Faiss aborts the process on adding to lists mapped from a file.
+        tail = faiss.read_index(str(tail_file)) if tail_file.is_file() else None
         held = mapped.ntotal + (tail.ntotal if tail is not None else 0)
         if held != first_row:
             raise ValueError(f"the structure in {source} holds {held} rows, not {first_row}")
         if held - mapped.ntotal + len(appended) <= MAX_TAIL_FRACTION * mapped.ntotal:
-            if tail is None:
-                tail = _empty_copy(source / ANN_FILE)
-            rows = np.ascontiguousarray(appended, dtype=np.float32)
-            tail.add_with_ids(rows, np.arange(first_row, first_row + len(rows), dtype=np.int64))
-            return StackedIVF(split_probes(mapped), split_probes(tail), source / ANN_FILE)
+            if len(appended):
+                tail = tail if tail is not None else _empty_copy(source / ANN_FILE)
+                rows = np.ascontiguousarray(appended, dtype=np.float32)
+                tail.add_with_ids(rows, np.arange(first_row, first_row + len(rows), dtype=np.int64))
+            tail = split_probes(tail) if tail is not None else None
+            return StackedIVF(split_probes(mapped), tail, source / ANN_FILE)
         del mapped
     whole = faiss.read_index(str(source / ANN_FILE))  # a private, writable copy
     if tail is not None:
@@ -69,13 +70,14 @@ def _empty_copy(path: Path) -> faiss.Index:
 
 
 def write_structure(staged: Path, ann: Structure) -> None:
-    """`ann` into a staged generation: a stacked one as a link to its lists and a new tail file."""
+    """`ann` into a staged generation: a stacked one as a link to its lists and its tail's new file."""
     if not isinstance(ann, StackedIVF):
         faiss.write_index(ann, str(staged / ANN_FILE))
         return
     if not hard_link(ann.base_file, staged / ANN_FILE):  # no hard links there: the whole lists' write
-        shutil.copyfile(ann.base_file, staged / ANN_FILE)
-    faiss.write_index(ann.tail, str(staged / TAIL_FILE))
+        faiss.write_index(ann.base, str(staged / ANN_FILE))
+    if ann.tail is not None:
+        faiss.write_index(ann.tail, str(staged / TAIL_FILE))
 
 
 def map_structure(generation: Path, rows: int) -> Structure | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexes.ann import build_ann, recall_at_k
-from indexes.ann_tail import extend_structure
+from indexes.ann_tail import ANN_FILE, extend_structure
 from indexes.durable import staged_folder
 from indexes.memory import release_freed_memory
 from indexes.row_file import Undo, run_undo
@@ -62,6 +62,8 @@ def checkpoint(index: VectorIndex, folder: Path, corpus: str, model: ModelIdenti
         and base.ann is not None
         and base.structure == structure
         and base.source is not None
+        # Gone when this worker's generation fell behind another's and was swept: built anew then.
+        and (base.source / ANN_FILE).is_file()
         and index.dead_fraction() <= MAX_DEAD_FRACTION
     )
     sealed = index.sealed_rows(compact=not incremental)  # under the index's lock: an instant

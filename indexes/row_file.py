@@ -24,7 +24,7 @@ from typing import IO
 
 import numpy as np
 
-__all__ = ["RowAppender", "Undo", "append_or_write", "map_rows", "run_undo", "write_new"]
+__all__ = ["RowAppender", "Undo", "append_or_write", "hard_link", "map_rows", "run_undo", "write_new"]
 
 Undo = list[Callable[[], None]]  # what to run if the generation being written is given up
 log = logging.getLogger(__name__)

@@ -43,7 +43,10 @@ from indexes.sealed import REFINE_FILE, ROWS_FILE, row_chunks
 from indexes.vector_index import Base
 
 FORMAT_VERSION = 3  # 3: raw row files shared by appending generations; 2 (.npy rows) is still read
-_READABLE_FORMATS = (2, FORMAT_VERSION)
+# A generation with an IVF tail: code that predates tails would serve its lists without the tail's rows
+# (and number the rows it adds from the lists' count), so it must not read one; 3 stays readable to it.
+TAIL_FORMAT_VERSION = 4
+_READABLE_FORMATS = (2, FORMAT_VERSION, TAIL_FORMAT_VERSION)
 METRIC = "inner_product"
 _CURRENT = "CURRENT"
 _STALE_AFTER_SECONDS = 60.0
@@ -165,7 +168,7 @@ def write_generation(
             forget_mapped(content.vectors, rows_file)
         write_structure(staged, content.ann)
     manifest = {
-        "format_version": FORMAT_VERSION,
+        "format_version": TAIL_FORMAT_VERSION if (staged / TAIL_FILE).is_file() else FORMAT_VERSION,
         "corpus": corpus,
         "model_id": model.model_id,
         "model_version": model.model_version,

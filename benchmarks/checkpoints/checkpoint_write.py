@@ -5,7 +5,10 @@ written again into the generation, its float16 rows converted from the float32 o
 streamed once into the generation's file after the lock, the float16 rows copied from the old generation.
 The second (`checkpoint_append.md`, `--baseline f7aa50d --name checkpoint_append`): that, against row
 files shared by generations, where a checkpoint that only appends links the old generation's float32 and
-float16 rows and writes the new rows after theirs (`indexes/row_file.py`).
+float16 rows and writes the new rows after theirs (`indexes/row_file.py`). The third (`checkpoint_tail.md`,
+`--baseline e65d209 --name checkpoint_tail`): that, against IVF tails, where the same checkpoint also
+links the old generation's IVF lists and writes only the rows appended since as a tail
+(`indexes/ann_tail.py`) instead of reading the lists into memory and writing them whole.
 
 Each variant runs in a fresh process on the same rows: a refined compact index (IVF-sq8 + float16 rows,
 the 10M configuration) of `--rows` random 384-d rows is built and checkpointed, then each measured
@@ -16,13 +19,16 @@ live service's delta is rarely empty, so it is left to tests/indexes/test_sealed
 a writer applies a one-row upsert every 5 ms. Reported per checkpoint: its seconds, the bytes the process
 dirtied in the page cache (`write_bytes` of /proc/self/io, which counts stores into a mapped file as well
 as write() calls) and passed to write() (`wchar`), how long the writer's upserts waited (the lock the
-checkpoint holds), the share of the new IVF lists and float32 rows still cached after it, its recall@10,
+checkpoint holds), the peak of the process's private memory above where it began (RssAnon, sampled
+every 20 ms), the share of the new IVF lists and float32 rows still cached after it, its recall@10,
 and whether the index then holds the same rows and vectors as the baseline's (top 10s may differ after a
 rebuild: which of the writer's rows were sealed, and trained on, is timing).
 
     nice -n 5 .venv/bin/python benchmarks/checkpoints/checkpoint_write.py [--rows 1000000]
     nice -n 5 .venv/bin/python benchmarks/checkpoints/checkpoint_write.py --baseline f7aa50d \
         --name checkpoint_append --labels "written once, float16 copied (before);appended to linked files"
+    nice -n 5 .venv/bin/python benchmarks/checkpoints/checkpoint_write.py --baseline e65d209 \
+        --name checkpoint_tail --labels "lists read, extended, written whole (before);lists linked, a tail"
 """
 
 from __future__ import annotations
@@ -59,6 +65,14 @@ KINDS = ("appended", "compacted")
 def _io() -> dict[str, int]:
     fields = dict(line.split(": ") for line in Path("/proc/self/io").read_text().splitlines())
     return {"write_bytes": int(fields["write_bytes"]), "wchar": int(fields["wchar"])}
+
+
+def _private_bytes() -> int:
+    """The process's anonymous resident memory (RssAnon): what a private copy of the lists adds to."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) * 1024
+    return 0
 
 
 def _rows(count: int, seed: int) -> np.ndarray:
@@ -129,6 +143,11 @@ def _measured(index: Any, folder: Path, model: Any, checkpoint: Any, seq: int) -
     waits: list[float] = []
     stop = threading.Event()
     late = _rows(100, seed=7)
+    private = [_private_bytes()]
+
+    def sampler() -> None:  # the peak of private memory, every 20 ms
+        while not stop.wait(0.02):
+            private.append(_private_bytes())
 
     def writer() -> None:
         number = 0
@@ -141,20 +160,23 @@ def _measured(index: Any, folder: Path, model: Any, checkpoint: Any, seq: int) -
 
     subprocess.run(["sync"], check=True)  # what earlier steps left dirty is not counted here
     before = _io()
-    thread = threading.Thread(target=writer)
-    thread.start()
+    threads = [threading.Thread(target=writer), threading.Thread(target=sampler)]
+    for thread in threads:
+        thread.start()
     begun = time.perf_counter()
     result = checkpoint(index, folder, "c", model)
     seconds = time.perf_counter() - begun
     stop.set()
-    thread.join()
+    for thread in threads:
+        thread.join()
     after = _io()
     waits = waits or [0.0]
     return {"checkpoint_s": round(seconds, 1),
             "dirtied_mib": round((after["write_bytes"] - before["write_bytes"]) / 2**20, 1),
             "write_calls_mib": round((after["wchar"] - before["wchar"]) / 2**20, 1),
             "upserts": len(waits), "upsert_wait_p50_ms": round(1000 * percentile(waits, 0.5), 2),
-            "upsert_wait_max_ms": round(1000 * max(waits), 1)}, result  # fmt: skip
+            "upsert_wait_max_ms": round(1000 * max(waits), 1),
+            "private_peak_mib": round((max(private) - private[0]) / 2**20, 1)}, result  # fmt: skip
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -169,8 +191,9 @@ def markdown(report: dict[str, Any]) -> str:
         f"Rows: {report['rows']:,} x {DIMENSION} (IVF-sq8, float16 refine).",
         "",
         "| checkpoint after | variant | s | x before | dirtied MiB | x before | write() MiB "
-        "| upsert wait p50 / max ms | IVF lists / float32 rows cached after | recall@10 | rows = before |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| upsert wait p50 / max ms | private memory peak MiB | IVF lists / float32 rows cached after "
+        "| recall@10 | rows = before |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for kind in KINDS:
         first = next(iter(report["results"].values()))[kind]
@@ -183,6 +206,7 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {row['checkpoint_s'] / first['checkpoint_s']:.2f} | {row['dirtied_mib']:,} "
                 f"| {row['dirtied_mib'] / max(first['dirtied_mib'], 0.1):.2f} | {row['write_calls_mib']:,} "
                 f"| {row['upsert_wait_p50_ms']} / {row['upsert_wait_max_ms']} "
+                f"| {row.get('private_peak_mib', '-')} "
                 f"| {cached.get('ann.faiss', 0):.0%} / {rows_cached:.0%} "
                 f"| {row['recall_at_10']} | {row['same_content']} |"
             )

@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_common import percentile  # noqa: E402
 
-from indexes.ann import PROBES_IN_PARALLEL  # noqa: E402
+from indexes.ann import PROBES_IN_PARALLEL, StackedIVF  # noqa: E402
 from indexes.spec import IndexSpec  # noqa: E402
 from indexes.vector_index import Base, VectorIndex  # noqa: E402
 
@@ -34,9 +34,12 @@ SERIAL = 0  # Faiss's default parallel_mode
 
 def _set_mode(base: Base, mode: int) -> None:
     assert base.ann is not None, "the snapshot has no ANN structure"
-    ivf = faiss.try_extract_index_ivf(base.ann)
-    assert ivf is not None, "the snapshot's structure is not IVF"
-    ivf.parallel_mode = mode
+    parts = (base.ann.base, base.ann.tail) if isinstance(base.ann, StackedIVF) else (base.ann,)
+    for part in parts:
+        ivf = None if part is None else faiss.try_extract_index_ivf(part)
+        assert part is None or ivf is not None, "the snapshot's structure is not IVF"
+        if ivf is not None:
+            ivf.parallel_mode = mode
 
 
 def _throughput(search: Callable[[np.ndarray], Any], queries: np.ndarray) -> float:

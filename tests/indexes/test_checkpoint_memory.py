@@ -47,7 +47,7 @@ rows = rng.normal(size=(rows_count, dimension)).astype(np.float32)
 index = VectorIndex(dimension, spec)
 index.apply([(i, row, 1) for i, row in enumerate(rows)], hwm=1)
 index = rebase(index, checkpoint(index, folder, "c", model).snapshot)
-later = rng.normal(size=(4_200, dimension))  # past a tenth: folded.astype(np.float32)
+later = rng.normal(size=(4_200, dimension)).astype(np.float32)  # past a tenth: folded
 index.apply([(rows_count + i, row, 2 + i) for i, row in enumerate(later)], hwm=4_201)
 gc.collect()
 ctypes.CDLL(None).malloc_trim(0)  # from a heap that holds no freed pages

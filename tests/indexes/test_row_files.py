@@ -148,7 +148,7 @@ def test_rows_left_by_a_died_append_make_the_next_checkpoint_write_new_files(tmp
     np.testing.assert_allclose(np.asarray(result.base.vectors[:300]), rows_of(300), atol=1e-6)
 
 
-def test_a_format_2_generation_loads_and_its_next_checkpoint_writes_format_3(tmp_path: Path) -> None:
+def test_a_format_2_generation_loads_and_its_next_checkpoint_writes_raw_rows(tmp_path: Path) -> None:
     index = sealed_index(tmp_path)
     generation = index.base.source
     assert generation is not None
@@ -165,7 +165,8 @@ def test_a_format_2_generation_loads_and_its_next_checkpoint_writes_format_3(tmp
     index = rebase(index, loaded)
     append(index, range(1000, 1003), seed=6)
     upgraded = checkpoint(index, tmp_path, "c", MODEL).snapshot
-    assert upgraded.manifest["format_version"] == 3 and upgraded.base.source is not None
+    # 4 where its IVF got a tail (tests/indexes/test_ann_tail.py), else 3: raw row files either way.
+    assert upgraded.manifest["format_version"] in (3, 4) and upgraded.base.source is not None
     assert not (upgraded.base.source / "vectors.npy").exists() and len(upgraded.base.vectors) == 303
     np.testing.assert_array_equal(
         np.asarray(upgraded.base.refine), np.asarray(upgraded.base.vectors).astype(np.float16)
