@@ -46,11 +46,6 @@ class SealedRows:
         """Rows appended after the old base's (the delta's live rows)."""
         return len(self.delta_ids)
 
-    @property
-    def unchanged(self) -> bool:
-        """True when the rows are the old base's exactly: none left out, none appended."""
-        return self.keep is None and not self.appended
-
     def ids(self) -> np.ndarray:
         """The snapshot's ids, in row order."""
         base_ids = np.asarray(self.base_ids) if self.keep is None else np.asarray(self.base_ids)[self.keep]

@@ -45,11 +45,13 @@ def test_sealed_rows_hand_on_the_mapped_base_and_are_written_a_chunk_at_a_time(
     index = sealed_index(tmp_path / "snap")
     for compact in (True, False):  # nothing written since the snapshot: its mapped rows, not a copy
         sealed = index.sealed_rows(compact=compact)
-        assert np.shares_memory(sealed.base_vectors, index.base.vectors) and sealed.unchanged
+        assert np.shares_memory(sealed.base_vectors, index.base.vectors)
+        assert sealed.keep is None and not sealed.appended  # the old base's rows exactly
     extra = rows_of(3, seed=4)
     index.apply([(30 + i, extra[i], 40 + i) for i in range(3)], deletes=[(i, 50 + i) for i in (0, 7, 8, 29)])
     sealed = index.sealed_rows(compact=True)
-    assert np.shares_memory(sealed.base_vectors, index.base.vectors) and not sealed.unchanged
+    assert np.shares_memory(sealed.base_vectors, index.base.vectors)
+    assert sealed.keep is not None and sealed.appended == 3  # four rows left out, three appended
     written = write_vectors(tmp_path / "compact.f32", sealed)
     live = [i for i in range(30) if i not in (0, 7, 8, 29)]
     assert isinstance(written, np.memmap)  # mapped from the file: the page cache, not the process, holds it
