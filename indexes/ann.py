@@ -189,39 +189,45 @@ def recall_at_k(
     return hits / (k * len(picks))
 
 
+# A chunk's scores: 64 MiB of float32 whatever the number of queries (the partial sort's indices twice
+# that). At 262,144 rows x 200 queries, with the live rows copied out, a checkpoint's recall measure held
+# about 1.2 GiB of private memory at its peak beside the serving index (benchmarks/exact_top_k_memory.md).
+SCORES_PER_CHUNK = 1 << 24
+
+
 def exact_top_k(
-    queries: np.ndarray, vectors: np.ndarray, k: int, alive: np.ndarray | None = None, chunk: int = 262_144
+    queries: np.ndarray, vectors: np.ndarray, k: int, alive: np.ndarray | None = None, chunk: int = 65_536
 ) -> np.ndarray:
     """Row numbers of each query's exact top k by inner product among the live rows (-1 pads).
 
     A chunk of rows at a time: copying the live rows of a 10M snapshot to search them at once took
     14 GB beside the serving index (the OOM killer ended that checkpoint). Each chunk is one matrix
-    product (BLAS) and a partial sort: Faiss 1.15's `knn` takes its BLAS path only from 128,000 queries
-    up (`distance_compute_blas_threshold`), and the checkpoint's 200 recall queries spent 9 s per chunk
-    in its scalar loop (0.5 s as a product; benchmarks/index/exact_top_k.md).
+    product (BLAS) over the mapped rows, dead rows' scores set to -inf rather than the live rows copied,
+    and a partial sort: Faiss 1.15's `knn` takes its BLAS path only from 128,000 queries up
+    (`distance_compute_blas_threshold`), and the checkpoint's 200 recall queries spent 9 s per chunk in
+    its scalar loop (0.5 s as a product; benchmarks/index/exact_top_k.md).
     """
     queries = np.ascontiguousarray(queries, dtype=np.float32)
-    # A chunk's scores stay under ~256 MB however many queries there are.
-    chunk = max(1, min(chunk, (1 << 26) // max(1, len(queries))))
+    chunk = max(1, min(chunk, SCORES_PER_CHUNK // max(1, len(queries))))
     best_scores = np.full((len(queries), k), -np.inf, np.float32)
     best_rows = np.full((len(queries), k), -1, np.int64)
     for start in range(0, len(vectors), chunk):
-        block = np.asarray(vectors[start : start + chunk], dtype=np.float32)
-        rows = np.arange(start, start + len(block))
-        if alive is not None:
-            kept = alive[start : start + len(block)]
-            block, rows = block[kept], rows[kept]
-        if not len(rows):
+        block = np.asarray(vectors[start : start + chunk], dtype=np.float32)  # float32 rows: not copied
+        kept = None if alive is None else alive[start : start + len(block)]
+        if kept is not None and not kept.any():
             continue
         scores = queries @ block.T
-        if len(rows) > k:  # the chunk's k best per query, unordered; the merge below orders them
-            found = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        if kept is not None:
+            scores[:, ~kept] = -np.inf
+        if len(block) > k:  # the chunk's k best per query, unordered; the merge below orders them
+            found = np.argpartition(scores, len(block) - k, axis=1)[:, len(block) - k :]
             scores = np.take_along_axis(scores, found, 1)
         else:
-            found = np.broadcast_to(np.arange(len(rows)), scores.shape)
+            found = np.broadcast_to(np.arange(len(block)), scores.shape)
         merged_scores = np.concatenate([best_scores, scores], axis=1)
-        merged_rows = np.concatenate([best_rows, rows[found]], axis=1)
+        merged_rows = np.concatenate([best_rows, start + found], axis=1)
         order = np.argsort(-merged_scores, axis=1, kind="stable")[:, :k]
         best_scores = np.take_along_axis(merged_scores, order, 1)
         best_rows = np.take_along_axis(merged_rows, order, 1)
+    best_rows[best_scores == -np.inf] = -1  # dead rows are no hit: pad as when fewer rows live than k
     return best_rows
