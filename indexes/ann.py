@@ -191,7 +191,8 @@ def recall_at_k(
 
 # A chunk's scores: 64 MiB of float32 whatever the number of queries (the partial sort's indices twice
 # that). At 262,144 rows x 200 queries, with the live rows copied out, a checkpoint's recall measure held
-# about 1.2 GiB of private memory at its peak beside the serving index (benchmarks/exact_top_k_memory.md).
+# 1.5 GiB of private memory at its peak beside the serving index; 0.25 GiB now
+# (benchmarks/exact_top_k_memory.md).
 SCORES_PER_CHUNK = 1 << 24
 
 

@@ -8,7 +8,7 @@ scores chunks of 16M scores (83,886 rows for 200 queries) straight from the mapp
 set to -inf. Reported: seconds, the peak of the process's private memory (RssAnon, sampled every 10 ms)
 above where it began, and whether both found the same rows.
 
-    nice -n 5 .venv/bin/python benchmarks/index/exact_top_k_memory.py --baseline 2a01165 [--rows 1000000]
+    nice -n 5 .venv/bin/python benchmarks/index/exact_top_k_memory.py --baseline e65d209 [--rows 1000000]
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     """Both in fresh processes on the same mapped rows; the page."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--baseline", default="2a01165")
+    parser.add_argument("--baseline", default="e65d209")
     args = parser.parse_args(argv)
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="exacttopk-", dir=REPO.parent) as scratch:
@@ -105,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
         "|---|---:|---:|---:|---:|",
         *[
             f"| {name} | {row['seconds']} | {row['seconds'] / first['seconds']:.2f} | "
-            f"{row['private_peak_mib']:,} | {row['private_peak_mib'] / max(first['private_peak_mib'], 0.1):.2f} |"
+            f"{row['private_peak_mib']:,} | "
+            f"{row['private_peak_mib'] / max(first['private_peak_mib'], 0.1):.2f} |"
             for name, row in results.items()
         ],
         "",
