@@ -23,7 +23,8 @@ Every part reads what the earlier ones left in --workdir and merges its row into
            --serial-baseline times Faiss's serial default beside it (benchmarks/index/probe_search.py).
   during   the service restarted on the snapshot: a client sending one query every 100 ms, its p50/p90/
            p99 with no checkpoint (60 s), then during a checkpoint per --nices (the checkpoint thread's
-           nice: 0, the requests' priority, and 10, PAIRANK_CHECKPOINT_NICE's default), at --nprobe's first.
+           nice: 0, the requests' priority, and 10, PAIRANK_CHECKPOINT_NICE's default), at --nprobe's first;
+           --changes N documents logged before the start make the first checkpoint an appending one.
   workers  RSS and PSS of 1 and 4 `pairank serve` workers on the same folder, after each total of varied
            /rank calls per worker in --searches, with how much of the mapped index each worker holds.
 
@@ -274,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
         "--nices", type=int, nargs="+", default=[0, 10], help="during: checkpoint thread nices"
     )
     parser.add_argument(
+        "--changes", type=int, default=0, help="during: documents replayed at start (the first checkpoint's)"
+    )
+    parser.add_argument(
         "--searches", type=int, nargs="+", default=[20],
         help="workers: /rank calls per worker before a measure (several: one measure after each total)",
     )  # fmt: skip
@@ -298,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.part == "search":
         row = part_search(args, args.workdir, model_dir)
     elif args.part == "during":
-        row = measure_during(args.workdir, model_dir, args.nprobe[0], args.nices)
+        row = measure_during(args.workdir, model_dir, args.nprobe[0], args.nices, args.changes)
     else:
         row = measure_workers(args.workdir, model_dir, searches_per_worker=args.searches)
     row.update(command=command_line("scale_10m.py", argv), machine=machine())

@@ -94,14 +94,17 @@ def _run_in_thread(function: Any) -> Any:
     return result[0]
 
 
-def measure_during(work: Path, model_dir: Path, nprobe: int, nices: list[int]) -> dict[str, Any]:
-    """The service restarted on the benchmark's snapshot, then `searches_during_checkpoints`."""
+def measure_during(
+    work: Path, model_dir: Path, nprobe: int, nices: list[int], changes: int = 0
+) -> dict[str, Any]:
+    """The service restarted on the benchmark's snapshot, `changes` new documents replayed (so that the
+    first checkpoint appends them, as a live service's do), then `searches_during_checkpoints`."""
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")  # as configure_process sets the service's
-    runtime, _, startup = start_runtime(work, model_dir, changes_before_start=0)
+    runtime, _, startup = start_runtime(work, model_dir, changes_before_start=changes)
     try:
         row = searches_during_checkpoints(runtime, work, nprobe, nices)
     finally:
         runtime.close()
-    return {"startup_seconds": round(startup, 1), **row}
+    return {"startup_seconds": round(startup, 1), "changes_before": changes, **row}
