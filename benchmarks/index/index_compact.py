@@ -38,9 +38,11 @@ from indexes.vector_index import Base, VectorIndex  # noqa: E402
 
 DIMENSION = 384
 MODEL = ModelIdentity("bench", "bench@1", None, DIMENSION)
-# Mapped files by what they hold; everything not file-backed is the process's private memory.
+# Mapped files by what they hold; everything else (anonymous memory, and the other mapped files: ids,
+# BM25's, libraries) is counted as the process's own, "private".
 MAPPINGS = {
     "ann.faiss": "ivf_lists",
+    "ann.tail.faiss": "ivf_lists",
     "vectors.f16": "float16_rows",
     "vectors.f32": "float32_rows",
     "vectors.f16.npy": "float16_rows",
