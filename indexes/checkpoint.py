@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexes.ann import build_ann, recall_at_k
-from indexes.ann_tail import ANN_FILE, extend_structure
+from indexes.ann_tail import ANN_FILE, carried_recall, extend_structure
 from indexes.durable import staged_folder
 from indexes.memory import release_freed_memory
 from indexes.row_file import Undo, run_undo
@@ -103,7 +103,7 @@ def _write_files(
     base = index.base
     # Rows appended to the old generation's linked files, or written straight into new ones, once.
     vectors = write_vectors(staged / ROWS_FILE, sealed, base.source, undo)
-    ann = recall = None
+    ann = recall = recall_rows = None
     refine = index.spec.refined(structure)
     if structure != "flat":
         if incremental:
@@ -113,10 +113,12 @@ def _write_files(
         else:
             ann = build_ann(index.spec, structure, vectors)
         assert ann is not None
-        refine_from = vectors if refine else None  # scored as float16, as the file written below
-        recall = round(recall_at_k(ann, index.spec, vectors, sealed.alive, refine_from=refine_from), 4)
+        recall, recall_rows = carried_recall(base.source, ann)
+        if recall is None:
+            refine_from = vectors if refine else None  # scored as float16, as the file written below
+            recall = round(recall_at_k(ann, index.spec, vectors, sealed.alive, refine_from=refine_from), 4)
     content = SnapshotContent(vectors, sealed.ids(), sealed.alive, sealed.hwm, structure,
-                              index.spec.to_dict(), ann, recall, refine)  # fmt: skip
+                              index.spec.to_dict(), ann, recall, refine, recall_rows)  # fmt: skip
     previous = previous_refine(base) if refine else None
     refine_writer = None
     if previous is not None and len(previous) == len(sealed.base_vectors):

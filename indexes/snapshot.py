@@ -97,6 +97,7 @@ class SnapshotContent:
     ann: Structure | None = None
     recall_at_10: float | None = None
     refine: bool = False  # also write the float16 copy of the rows that refined searches re-score from
+    recall_rows: int | None = None  # the rows recall_at_10 was measured over, when not these (carried)
 
 
 def save_snapshot(folder: Path, content: SnapshotContent, corpus: str, model: ModelIdentity) -> Path:
@@ -167,6 +168,7 @@ def write_generation(
         if convert:
             forget_mapped(content.vectors, rows_file)
         write_structure(staged, content.ann)
+    recall_rows = None if content.recall_at_10 is None else content.recall_rows or len(content.ids)
     manifest = {
         "format_version": TAIL_FORMAT_VERSION if (staged / TAIL_FILE).is_file() else FORMAT_VERSION,
         "corpus": corpus,
@@ -182,6 +184,7 @@ def write_generation(
         "structure": content.structure,
         "spec": content.spec,
         "recall_at_10": content.recall_at_10,
+        "recall_at_10_rows": recall_rows,
         "faiss_version": faiss.__version__,
         "created_at": datetime.now(UTC).isoformat(),
     }

@@ -185,7 +185,10 @@ class IndexStatus(BaseModel):
     high_water_mark: int = Field(description="Last change-log sequence number applied.")
     corpus_change_seq: int = Field(description="Last change-log sequence number of the corpus.")
     changes_since_checkpoint: int
-    recall_at_10: float | None = Field(description="Measured at the last checkpoint (ANN only; 1.0 exact).")
+    recall_at_10: float | None = Field(
+        description="Against exact search, measured when the ANN structure was last built or folded (an "
+        "appending checkpoint that adds a tail beside the IVF lists keeps it; ANN only; 1.0 exact)."
+    )
     lexical: LexicalStatus = Field(description="The BM25 index kept beside the vectors.")
     database_bytes: int | None = Field(None, description="pgvector: size of the corpus's HNSW index.")
 

@@ -5,6 +5,7 @@ rows and the refine step included; a tail past a tenth of the lists is folded ba
 from __future__ import annotations
 
 import errno
+import json
 import shutil
 from pathlib import Path
 
@@ -91,6 +92,8 @@ def test_appending_checkpoints_link_the_lists_grow_a_tail_and_fold_it_past_a_ten
     first = index.base.source
     assert first is not None and not (first / TAIL_FILE).exists()
     lists = (first / ANN_FILE).stat()
+    measured = json.loads((first / "manifest.json").read_text())["recall_at_10"]
+    assert measured is not None
     generations = []
     for step, count in enumerate((40, 50)):  # 40, then 90 rows past the lists: within a tenth of 1,000
         append(index, range(10_000 + 100 * step, 10_000 + 100 * step + count), seed=step + 1)
@@ -101,7 +104,11 @@ def test_appending_checkpoints_link_the_lists_grow_a_tail_and_fold_it_past_a_ten
         assert (generation / ANN_FILE).stat().st_ino == lists.st_ino  # linked, never rewritten
         assert (generation / ANN_FILE).stat().st_size == lists.st_size
         ann = result.snapshot.base.ann
-        assert isinstance(ann, StackedIVF) and (ann.base.ntotal, ann.tail.ntotal) == (1000, 40 + 50 * step)
+        assert isinstance(ann, StackedIVF) and ann.tail is not None
+        assert (ann.base.ntotal, ann.tail.ntotal) == (1000, 40 + 50 * step)
+        # The lists' recall is kept, not measured again over every row: it says which rows it was of.
+        manifest = result.snapshot.manifest
+        assert (manifest["recall_at_10"], manifest["recall_at_10_rows"]) == (measured, 1000)
         generations.append(generation)
     # What the service maps after a restart: the same two parts, finding the newest rows.
     loaded = load_snapshot(tmp_path, MODEL)
@@ -115,6 +122,7 @@ def test_appending_checkpoints_link_the_lists_grow_a_tail_and_fold_it_past_a_ten
     assert (generation / ANN_FILE).stat().st_ino != lists.st_ino
     folded = result.snapshot.base.ann
     assert not isinstance(folded, StackedIVF) and folded is not None and folded.ntotal == 1110
+    assert result.snapshot.manifest["recall_at_10_rows"] == 1110  # measured again over the folded lists
     index = rebase(index, result.snapshot)
     assert top_ids(index, rows_of(20, seed=7)[:3]) == [20_000, 20_001, 20_002]
     assert top_ids(index, newest[:2]) == [10_100, 10_101]
