@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, RERUN
+from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, RERUN, TAILS
 
 HERE = Path(__file__).resolve().parent
 TARGETS = (
@@ -181,7 +181,8 @@ def to_markdown(results: dict[str, Any]) -> str:
     lines = ["# Ten million documents on one machine", "", TARGETS, ""]
     for size in sorted(results, key=_order):
         lines += _size_section(size, results[size])
-    return "\n".join(lines).rstrip() + "\n\n" + FINDINGS + "\n" + RERUN + "\n" + PARALLEL + "\n" + CHECKPOINTS
+    findings = (FINDINGS, RERUN, PARALLEL, CHECKPOINTS, TAILS)
+    return "\n".join(lines).rstrip() + "\n\n" + "\n".join(findings)
 
 
 def plot(results: dict[str, Any], path: Path) -> bool:
