@@ -8,7 +8,7 @@ scores chunks of 16M scores (83,886 rows for 200 queries) straight from the mapp
 set to -inf. Reported: seconds, the peak of the process's private memory (RssAnon, sampled every 10 ms)
 above where it began, and whether both found the same rows.
 
-    nice -n 5 .venv/bin/python benchmarks/checkpoints/exact_top_k_memory.py --baseline e65d209 [--rows 1000000]
+    nice -n 5 .venv/bin/python benchmarks/checkpoints/exact_top_k_memory.py --baseline e65d209
 """
 
 from __future__ import annotations
