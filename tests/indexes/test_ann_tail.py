@@ -16,16 +16,10 @@ import pytest
 from indexes.ann import StackedIVF, ann_search, build_ann
 from indexes.ann_tail import ANN_FILE, TAIL_FILE, extend_structure
 from indexes.checkpoint import checkpoint, rebase
-from indexes.snapshot import ModelIdentity, load_snapshot
+from indexes.snapshot import load_snapshot
 from indexes.spec import IndexSpec
-from indexes.vector_index import VectorIndex, normalize_rows
-
-MODEL = ModelIdentity("m", "m@1", "11" * 32, 16)
-
-
-def rows_of(n: int, seed: int = 0) -> np.ndarray:
-    """Random unit rows."""
-    return normalize_rows(np.random.default_rng(seed).normal(size=(n, 16)).astype(np.float32))
+from indexes.vector_index import VectorIndex
+from tests.helpers.index_rows import MODEL, append, rows_of
 
 
 def assert_same_but_ties_at_the_last_place(
@@ -79,12 +73,6 @@ def compact_index(folder: Path, n: int = 1000) -> VectorIndex:
     index = VectorIndex(16, IndexSpec(type="ivf", nlist=4, nprobe=4, compression="sq8", refine=20))
     index.apply([(i, row, i + 1) for i, row in enumerate(rows_of(n))], hwm=n)
     return rebase(index, checkpoint(index, folder, "c", MODEL).snapshot)
-
-
-def append(index: VectorIndex, ids: range, seed: int) -> None:
-    """Upsert new rows with ids `ids`, after the index's mark."""
-    rows = rows_of(len(ids), seed)
-    index.apply([(doc, rows[i], index.hwm + 1 + i) for i, doc in enumerate(ids)], hwm=index.hwm + len(ids))
 
 
 def test_appending_checkpoints_link_the_lists_grow_a_tail_and_fold_it_past_a_tenth(tmp_path: Path) -> None:

@@ -18,17 +18,12 @@ import indexes.snapshot as snapshot_module
 from indexes.checkpoint import checkpoint, rebase
 from indexes.row_file import map_rows
 from indexes.sealed import REFINE_FILE, ROWS_FILE
-from indexes.snapshot import ModelIdentity, load_snapshot
+from indexes.snapshot import load_snapshot
 from indexes.spec import IndexSpec
-from indexes.vector_index import VectorIndex, normalize_rows
+from indexes.vector_index import VectorIndex
+from tests.helpers.index_rows import MODEL, append, rows_of
 
-MODEL = ModelIdentity("m", "m@1", "11" * 32, 16)
 REFINED = IndexSpec(type="ivf", nlist=4, nprobe=4, compression="sq8", refine=20)
-
-
-def rows_of(n: int, seed: int = 0) -> np.ndarray:
-    """Random unit rows."""
-    return normalize_rows(np.random.default_rng(seed).normal(size=(n, 16)).astype(np.float32))
 
 
 def sealed_index(folder: Path, n: int = 300) -> VectorIndex:
@@ -36,12 +31,6 @@ def sealed_index(folder: Path, n: int = 300) -> VectorIndex:
     index = VectorIndex(16, REFINED)
     index.apply([(i, row, i + 1) for i, row in enumerate(rows_of(n))], hwm=n)
     return rebase(index, checkpoint(index, folder, "c", MODEL).snapshot)
-
-
-def append(index: VectorIndex, ids: range, seed: int) -> None:
-    """Upsert new rows with ids `ids`, after the index's mark."""
-    rows = rows_of(len(ids), seed)
-    index.apply([(doc, rows[i], index.hwm + 1 + i) for i, doc in enumerate(ids)], hwm=index.hwm + len(ids))
 
 
 def inode(generation: Path | None, name: str) -> int:

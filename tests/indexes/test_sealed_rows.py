@@ -19,15 +19,11 @@ from indexes.row_file import RowAppender
 from indexes.sealed import write_vectors
 from indexes.snapshot import ModelIdentity, SnapshotContent, load_snapshot, save_snapshot
 from indexes.spec import IndexSpec
-from indexes.vector_index import VectorIndex, normalize_rows
+from indexes.vector_index import VectorIndex
+from tests.helpers.index_rows import rows_of
 
 MODEL = ModelIdentity("m", "m@1", "00" * 32, 16)
 IVF = IndexSpec(type="ivf", nlist=4, nprobe=4)
-
-
-def rows_of(n: int, seed: int = 0) -> np.ndarray:
-    """Random unit rows."""
-    return normalize_rows(np.random.default_rng(seed).normal(size=(n, 16)).astype(np.float32))
 
 
 def sealed_index(tmp_path: Path, spec: IndexSpec | None = None, n: int = 30) -> VectorIndex:
