@@ -22,6 +22,7 @@ import faiss
 import numpy as np
 
 from indexes.ann import StackedIVF, Structure, extend_ann, split_probes
+from indexes.page_cache import prefetch
 from indexes.row_file import hard_link
 
 ANN_FILE = "ann.faiss"
@@ -106,11 +107,14 @@ def map_structure(generation: Path, rows: int) -> Structure | None:
     path = generation / ANN_FILE
     if not path.is_file():
         return None
-    # Memory-mapped: the lists are shared between workers through the page cache.
+    # Memory-mapped: the lists are shared between workers through the page cache; every query scans
+    # lists, so they are read in the background.
     base = split_probes(faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC))
+    prefetch(path)
     ann: Structure = base
     if (generation / TAIL_FILE).is_file():
         tail = split_probes(faiss.read_index(str(generation / TAIL_FILE), faiss.IO_FLAG_MMAP_IFC))
+        prefetch(generation / TAIL_FILE)
         ann = StackedIVF(base, tail, path)
     if ann.ntotal != rows:
         raise ValueError(f"the ANN structure of {generation} holds {ann.ntotal} rows, not {rows}")

@@ -35,9 +35,9 @@ import faiss
 import numpy as np
 
 from indexes.ann import Structure
-from indexes.ann_tail import ANN_FILE, TAIL_FILE, map_structure, write_structure
+from indexes.ann_tail import TAIL_FILE, map_structure, write_structure
 from indexes.durable import fsync_dir, fsync_file, staged_folder
-from indexes.page_cache import forget_mapped, prefetch, read_randomly
+from indexes.page_cache import forget_mapped, read_randomly
 from indexes.row_file import Undo, map_rows, run_undo, write_new
 from indexes.sealed import REFINE_FILE, ROWS_FILE, row_chunks
 from indexes.vector_index import Base
@@ -265,9 +265,6 @@ def load_snapshot(folder: Path, model: ModelIdentity) -> LoadedSnapshot | None:
         if vectors.shape != (int(manifest["count"]), model.dimension) or len(ids) != len(vectors):
             raise ValueError(f"snapshot arrays have shapes {vectors.shape} and {ids.shape}")
         ann = map_structure(generation, len(vectors))
-        for name in (ANN_FILE, TAIL_FILE) if ann is not None else ():
-            if (generation / name).is_file():  # every query scans lists: read them in the background
-                prefetch(generation / name)
         if refine is not None:
             # Read a candidate's row at a time, never in sequence: no read-ahead around each one.
             refine = read_randomly(refine)
