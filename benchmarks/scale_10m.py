@@ -28,8 +28,9 @@ Every part reads what the earlier ones left in --workdir and merges its row into
   workers  RSS and PSS of 1 and 4 `pairank serve` workers on the same folder, after each total of varied
            /rank calls per worker in --searches, with how much of the mapped index each worker holds.
 
---compression pq builds 48-byte PQ codes (refine 200) instead of sq8 (refine 100); its rows go to the JSON
-entry "SIZE pq" (--key names another entry: a rerun on another box). --model default serves the real
+--compression pq builds 48-byte PQ codes (refine 200) instead of sq8 (refine 100), pq4 48-byte 4-bit
+fast-scan codes (refine 2000); their rows go to the JSON entry "SIZE pq" or "SIZE pq4" (--key names
+another entry: a rerun on another box). --model default serves the real
 all-MiniLM-L6-v2 instead of the tiny random model (give it from the build on: the snapshot is the model's),
 so that /rank queries spread over the lists as real traffic's do.
 
@@ -79,9 +80,10 @@ RESULTS = REPO / "benchmarks" / "scale_10m.json"
 
 
 def compact_spec(size: int, nlist: int, compression: str = "sq8") -> IndexSpec:
-    """The corpus's index: IVF with int8 codes (the top 100 re-scored from float16 rows on disk) or with
-    48-byte PQ codes (the top 200 re-scored: index_scale.md's compact table at 1M)."""
-    refine = 100 if compression == "sq8" else 200
+    """The corpus's index: IVF with int8 codes (the top 100 re-scored from float16 rows on disk), with
+    48-byte PQ codes (the top 200 re-scored: index_scale.md's compact table at 1M) or with 48-byte 4-bit
+    fast-scan codes (the top 2,000: their scores are coarser, their scan the fastest)."""
+    refine = {"sq8": 100, "pq": 200, "pq4": 2000}[compression]
     lists = min(nlist, size // 64)
     return IndexSpec.from_dict(
         {"type": "ivf", "nlist": lists, "nprobe": 64, "compression": compression, "refine": refine}
@@ -260,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=10_000_000)
     parser.add_argument("--nlist", type=int, default=16_384)
     parser.add_argument(
-        "--compression", choices=["sq8", "pq"], default="sq8",
+        "--compression", choices=["sq8", "pq", "pq4"], default="sq8",
         help="data and build: the corpus's codes (pq rows are kept apart in the JSON: SIZE pq)",
     )  # fmt: skip
     parser.add_argument("--nprobe", type=int, nargs="+", default=[32, 64, 128])

@@ -2,7 +2,7 @@
 
 An ANN index covers the rows of a sealed snapshot, its Faiss ids being row numbers; rows deleted since
 are excluded at search time with an `IDSelectorBitmap`, so no over-fetching guesswork is needed.
-A compressed IVF (sq8, pq) may be refined: its top `refine` candidates are re-scored exactly from a
+A compressed IVF (sq8, pq, pq4) may be refined: its top `refine` candidates are re-scored exactly from a
 float16 copy of the rows that stays on disk (memory-mapped: the page cache holds the pages a search
 reads, not the process), and the best k of them are kept. An IVF may come in two parts, its lists and
 a tail of rows appended since (`StackedIVF`, written by `indexes/ann_tail.py`), searched as one.
@@ -86,10 +86,16 @@ def build_ann(spec: IndexSpec, structure: str, vectors: np.ndarray, seed: int = 
         ivf = faiss.IndexIVFScalarQuantizer(
             quantizer, dimension, lists, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
         )
-    elif spec.compression == "pq":
-        # Sub-quantizers must divide the dimension: the largest divisor at most the requested count.
-        parts = max(p for p in range(1, spec.pq_m + 1) if dimension % p == 0)
-        ivf = faiss.IndexIVFPQ(quantizer, dimension, lists, parts, 8, faiss.METRIC_INNER_PRODUCT)
+    elif spec.compression in ("pq", "pq4"):
+        # pq_m is code bytes: a byte per 8-bit sub-quantizer, half a byte per 4-bit one. Sub-quantizers
+        # must divide the dimension: the largest divisor at most the count asked for.
+        bits = 8 if spec.compression == "pq" else 4
+        wanted = spec.pq_m * 8 // bits
+        parts = max(p for p in range(1, wanted + 1) if dimension % p == 0)
+        if bits == 8:
+            ivf = faiss.IndexIVFPQ(quantizer, dimension, lists, parts, 8, faiss.METRIC_INNER_PRODUCT)
+        else:  # fast scan: codes in blocks of 32 vectors, scored with in-register 16-entry lookups (SIMD)
+            ivf = faiss.IndexIVFPQFastScan(quantizer, dimension, lists, parts, 4, faiss.METRIC_INNER_PRODUCT)
     else:
         ivf = faiss.IndexIVFFlat(quantizer, dimension, lists, faiss.METRIC_INNER_PRODUCT)
     rng = np.random.default_rng(seed)

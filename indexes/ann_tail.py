@@ -84,7 +84,15 @@ def _empty_copy(path: Path) -> faiss.Index:
     """The IVF in `path` with its trained parts and no rows: a tail's start."""
     index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
     ivf = faiss.extract_index_ivf(index)
-    empty = faiss.ArrayInvertedLists(ivf.nlist, ivf.code_size)
+    empty: faiss.InvertedLists
+    blocks = faiss.BlockInvertedLists  # type: ignore[attr-defined]  # missing from the stubs
+    if isinstance(faiss.downcast_InvertedLists(ivf.invlists), blocks):  # type: ignore[arg-type]
+        # Fast-scan (pq4) lists hold codes in blocks of 32 vectors, laid out by the index's packer.
+        packer = ivf.get_CodePacker()
+        packer.this.disown()  # the lists delete their packer
+        empty = blocks(ivf.nlist, packer)
+    else:
+        empty = faiss.ArrayInvertedLists(ivf.nlist, ivf.code_size)
     empty.this.disown()  # type: ignore[attr-defined]  # owned by the index from here: Python must not free it too
     ivf.replace_invlists(empty, True)  # frees (unmaps) the mapped lists
     ivf.ntotal = index.ntotal = 0

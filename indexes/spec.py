@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 IndexType = Literal["auto", "flat", "hnsw", "ivf"]
-Compression = Literal["none", "sq8", "pq"]
+Compression = Literal["none", "sq8", "pq", "pq4"]
 Storage = Literal["vector", "halfvec", "bit"]
 # Exact search reads every vector per query: fine (a few ms) below this size, too slow above it.
 AUTO_FLAT_BELOW = 200_000
@@ -16,6 +16,8 @@ AUTO_FLAT_BELOW = 200_000
 TRAINING_POINTS_PER_LIST = 39
 # A product quantizer learns 256 codes per sub-quantizer: Faiss asks for 39 training points per code.
 PQ_TRAINING_POINTS = 256 * TRAINING_POINTS_PER_LIST
+# Four-bit codes (`pq4`): 16 codes per sub-quantizer.
+PQ4_TRAINING_POINTS = 16 * TRAINING_POINTS_PER_LIST
 # Re-scoring reads one float16 row (2 bytes/dim) per candidate: beyond a few thousand it costs what the
 # lists saved.
 MAX_REFINE = 4096
@@ -31,8 +33,12 @@ class IndexSpec:
     ef_search: int = 96  # HNSW: search-time beam width (raised to k when k is larger)
     nlist: int | None = None  # IVF: lists; default about 4 sqrt(n)
     nprobe: int = 32  # IVF: lists visited per query
-    compression: Compression = "none"  # IVF: none (exact vectors in lists), sq8 (1 byte/dim) or pq
-    pq_m: int = 48  # IVF-PQ: sub-quantizers (the largest divisor of the dimension up to this is used)
+    # IVF: none (exact vectors in lists), sq8 (1 byte/dim), pq (8-bit codes) or pq4 (4-bit codes, scanned
+    # with SIMD lookups: Faiss's fast scan)
+    compression: Compression = "none"
+    # IVF-PQ: code bytes per vector: pq's sub-quantizers (8 bits each), pq4's twice as many (4 bits); the
+    # largest divisor of the dimension up to that count is used
+    pq_m: int = 48
     # Compressed IVF: this many candidates (at least k) are re-scored exactly from float16 copies of the
     # vectors, memory-mapped from the snapshot; 0 ranks by the compressed codes alone.
     refine: int = 0
@@ -64,7 +70,8 @@ class IndexSpec:
     def training_points(self, count: int) -> int:
         """Vectors an IVF over `count` vectors needs to train its lists (and PQ codebooks) well."""
         for_lists = TRAINING_POINTS_PER_LIST * self.lists(count)
-        return max(for_lists, PQ_TRAINING_POINTS) if self.compression == "pq" else for_lists
+        codebooks = {"pq": PQ_TRAINING_POINTS, "pq4": PQ4_TRAINING_POINTS}.get(self.compression, 0)
+        return max(for_lists, codebooks)
 
     def lists(self, count: int) -> int:
         """IVF list count for `count` vectors."""
@@ -82,8 +89,8 @@ class IndexSpec:
             raise ValueError("index.nlist must be within 1..262144")
         if not 1 <= self.nprobe <= 65_536:
             raise ValueError("index.nprobe must be within 1..65536")
-        if self.compression not in ("none", "sq8", "pq"):
-            raise ValueError("index.compression must be none, sq8 or pq")
+        if self.compression not in ("none", "sq8", "pq", "pq4"):
+            raise ValueError("index.compression must be none, sq8, pq or pq4")
         if self.compression != "none" and self.type != "ivf":
             raise ValueError("index.compression applies to type ivf only")
         if not 0 <= self.refine <= MAX_REFINE:

@@ -1,4 +1,4 @@
-"""Compact IVF kinds (sq8, pq) refined from float16 rows on disk: recall against exact float32 search,
+"""Compact IVF kinds (sq8, pq, pq4) refined from float16 rows on disk: recall against exact float32 search,
 restarts that map the snapshot and replay the log, and rebuilds while writes and searches go on."""
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ COMPACT = [
     IndexSpec(type="ivf", nlist=32, nprobe=8, compression="sq8", refine=64),
     # PQ ranks by 8 sub-quantizers of 4 dimensions here: coarser than sq8, so it re-scores deeper.
     IndexSpec(type="ivf", nlist=32, nprobe=8, compression="pq", pq_m=8, refine=200),
+    # 4-bit fast-scan codes, the same 8 bytes a vector (16 sub-quantizers of 2 dimensions).
+    IndexSpec(type="ivf", nlist=32, nprobe=8, compression="pq4", pq_m=8, refine=200),
 ]
-IDS = ["ivf-sq8-refine", "ivf-pq-refine"]
+IDS = ["ivf-sq8-refine", "ivf-pq-refine", "ivf-pq4-refine"]
 ROWS = 10_000  # enough to train PQ codebooks (PQ_TRAINING_POINTS): fewer would be searched exactly
 
 

@@ -121,6 +121,11 @@ def test_auto_spec_is_exact_below_the_threshold() -> None:
     # PQ codebooks need about 10k vectors to train (tests/indexes/test_compact_index.py uses it).
     assert IndexSpec(type="ivf", nlist=8, compression="pq").structure(9_000) == "flat"
     assert IndexSpec(type="ivf", nlist=8, compression="pq").structure(10_000) == "ivf"
+    # Four-bit codebooks (16 codes each) train on 624 vectors.
+    assert IndexSpec(type="ivf", nlist=8, compression="pq4").structure(623) == "flat"
+    assert IndexSpec(type="ivf", nlist=8, compression="pq4").structure(624) == "ivf"
+    with pytest.raises(ValueError, match="compression must be none, sq8, pq or pq4"):
+        IndexSpec(type="ivf", compression="pq8").validate()  # type: ignore[arg-type]
     assert not IndexSpec(type="ivf", refine=100).refined("ivf")  # float32 lists score exactly already
     assert IndexSpec(type="ivf", compression="sq8", refine=100).refined("ivf")
     with pytest.raises(ValueError, match="refine must be within"):
