@@ -210,3 +210,44 @@ within this run; the data part ran beside a CPU training job until 14:58 (not co
   the lists and rows: the ids, BM25's files, the libraries; the store alone holds 0.49). The build took
   595.5 s (peak RSS 22.7 GiB with the mapped rows' pages).
 """
+
+PQ4 = """## Four-bit fast-scan codes (`pq4`) beside sq8 (AMD box, 2026-11-30, evening)
+
+The rows marked "IVF-PQ4" and "IVF-SQ8 beside pq4": one more AMD box, the same data recipe (the same
+vectors, queries and exact answers: sq8's recall is the earlier runs' to the fourth digit), 4,096 lists,
+`--model default`. `compression: pq4` (`indexes/ann.py`) keeps 48 bytes a vector, like `pq`, as 96
+four-bit sub-quantizers that Faiss's fast scan scores 32 vectors at a time with SIMD lookups in
+registers; its top `refine` candidates are re-scored from the float16 rows as with the other kinds. Both
+kinds were built from the same rows into their own folders (sq8 in a second work folder linking the
+first's vectors) and searched one after the other in fresh processes with the box otherwise idle
+(`search` 18:46 and 18:49 UTC), so their milliseconds compare. This box scans int8 lists about 4 times
+faster than the "IVF tails" run's (sq8 at nprobe 224: 8.9 ms against 35.9): compare within this run.
+
+- **At the recall target, pq4 answers in 6.67 ms p50 against sq8's 8.95 (x0.75) and serves 2.2x the
+  queries/s of 8 clients (258.7 against 117.7)**: pq4 at nprobe 512 with the top 2,000 re-scored, recall@10
+  **0.957**; sq8 at nprobe 256 with the top 100 re-scored, 0.956. pq4 with 4,000 re-scored: 0.9675 at
+  8.79 ms. Its lists are **0.53 GiB instead of 3.66 (x0.15)**, so the mapped store's resident total was
+  4.01 GiB against 5.86. Same hits as Faiss's serial mode in every row.
+- **Why the p50 gain is smaller than the throughput gain**: sq8 spreads one query's lists over both cores
+  (`parallel_mode` 1: 8.9 ms, 16.0 serial), while Faiss's fast scan has no such mode and searches a query
+  on one core (served = serial in every pq4 row). Splitting a pq4 query's probes into two
+  `search_preassigned` calls on two threads took its scan from 4.4 to 3.1 ms p50 (a scratch measure on
+  this snapshot, not built: the refine's ~2 ms would stay, and 8 clients already keep both cores busy).
+- **The refine depth bounds pq4's recall, not the probes alone**: 4-bit scores are coarse, and among the
+  replicated real vectors (1,250 noisy copies of each text, near-equidistant) the true top 10 sit deep in
+  the candidate list: at nprobe 256, 0.936 with 2,000 re-scored and 0.9465 with 4,000; 48-byte 8-bit `pq`
+  reached 0.91 with 1,000 on the Intel box. Each candidate is one float16 row read (768 bytes).
+- **The service on pq4** (`serve`, refine 2,000 as the corpus's spec): **6.6 ms p50, p99 7.6 ms at
+  recall@10 0.957** (nprobe 512; 0.945 at 5.7 ms with 384), the second pass 6.2 ms; restart 1.2 s;
+  1-document upsert **4.26 ms p50** (p95 5.99, the real MiniLM's encoding included); an appending
+  checkpoint (2,050 rows, a tail) 10.5 s; the replica's first start (BM25 from the rows) 203 s; resident
+  7.71 GiB (float16 rows 3.95 of it: the 2,000 re-scored rows per query touch far more of them than sq8's
+  100; the lists 1.06, mapped by the served generation and the one before; private 2.7 with the model).
+- **During an appending checkpoint** (`during --changes 1000 --nices 10`, nprobe 512): p50 8.74 ms and
+  p99 43.6 ms over a 15.0 s checkpoint, against 8.43 / 10.7 with none.
+- **Workers** (`workers`): 4 workers' PSS 8.10-8.63 GiB against one's 5.18-5.31 (**1.56-1.63x**, the
+  target is 1.5x): each worker's model and runtime (about 1.1 GiB) are its own, and the shared part is
+  smaller than with sq8's lists. Against the targets on this box, pq4 meets recall, p50, start-up and
+  upserts; one process's RSS (7.71 GiB) is under 8 GB with the float16 pages counted; 4 workers miss
+  1.5x by 0.06-0.13.
+"""

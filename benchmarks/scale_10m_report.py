@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, RERUN, TAILS
+from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, PQ4, RERUN, TAILS
 
 HERE = Path(__file__).resolve().parent
 TARGETS = (
@@ -137,7 +137,8 @@ def _order(key: str) -> tuple[int, str]:
 def _codes(key: str) -> str:
     """'10000000 sq8, parallel probes' -> 'IVF-SQ8, parallel probes'."""
     kind, _, rest = (key.partition(" ")[2] or "sq8").partition(",")
-    return f"IVF-{kind.upper()}{',' + rest if rest else ''}"
+    codes, _, more = kind.partition(" ")  # '10000000 sq8 beside pq4' -> 'IVF-SQ8 beside pq4'
+    return f"IVF-{codes.upper()}{' ' + more if more else ''}{',' + rest if rest else ''}"
 
 
 def _label(key: str) -> str:
@@ -181,7 +182,7 @@ def to_markdown(results: dict[str, Any]) -> str:
     lines = ["# Ten million documents on one machine", "", TARGETS, ""]
     for size in sorted(results, key=_order):
         lines += _size_section(size, results[size])
-    findings = (FINDINGS, RERUN, PARALLEL, CHECKPOINTS, TAILS)
+    findings = (FINDINGS, RERUN, PARALLEL, CHECKPOINTS, TAILS, PQ4)
     return "\n".join(lines).rstrip() + "\n\n" + "\n".join(findings)
 
 
