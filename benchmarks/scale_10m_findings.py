@@ -242,12 +242,17 @@ faster than the "IVF tails" run's (sq8 at nprobe 224: 8.9 ms against 35.9): comp
   1-document upsert **4.26 ms p50** (p95 5.99, the real MiniLM's encoding included); an appending
   checkpoint (2,050 rows, a tail) 10.5 s; the replica's first start (BM25 from the rows) 203 s; resident
   7.71 GiB (float16 rows 3.95 of it: the 2,000 re-scored rows per query touch far more of them than sq8's
-  100; the lists 1.06, mapped by the served generation and the one before; private 2.7 with the model).
+  100; private 2.7 with the model). Faiss copies fast-scan lists into memory when it reads them, mapped
+  or not: in this run each structure was both copied (in "private", +0.6 GiB against sq8's `search`
+  row) and mapped (the "ivf_lists" column, 1.06 with the two generations' mappings of the linked file).
+  The store now reads pq4 files instead of mapping them (`indexes/ann_tail.py`; the 1M rows of
+  index_scale.md show the lists' mapping gone: 0 MiB mapped, 130 private), so a worker holds one copy.
 - **During an appending checkpoint** (`during --changes 1000 --nices 10`, nprobe 512): p50 8.74 ms and
   p99 43.6 ms over a 15.0 s checkpoint, against 8.43 / 10.7 with none.
-- **Workers** (`workers`): 4 workers' PSS 8.10-8.63 GiB against one's 5.18-5.31 (**1.56-1.63x**, the
-  target is 1.5x): each worker's model and runtime (about 1.1 GiB) are its own, and the shared part is
-  smaller than with sq8's lists. Against the targets on this box, pq4 meets recall, p50, start-up and
+- **Workers** (`workers`, before the store stopped mapping pq4 files): 4 workers' PSS 8.10-8.63 GiB
+  against one's 5.18-5.31 (**1.56-1.63x**, the target is 1.5x): each worker's model, runtime and copy of
+  the lists (about 1.1 GiB, 0.53 of it the lists) are its own, and the shared part is smaller than with
+  sq8's mapped lists. Against the targets on this box, pq4 meets recall, p50, start-up and
   upserts; one process's RSS (7.71 GiB) is under 8 GB with the float16 pages counted; 4 workers miss
   1.5x by 0.06-0.13.
 """

@@ -30,6 +30,10 @@ TAIL_FILE = "ann.tail.faiss"
 # The tail is scanned like the lists (no slower per row), but each appending checkpoint rewrites it:
 # folding at a tenth bounds that write to a tenth of the whole structure's.
 MAX_TAIL_FRACTION = 0.1
+# Faiss copies fast-scan (pq4) lists into aligned blocks in memory whatever the read flags; mapping their
+# file too would only keep a second, unused copy resident (0.53 GiB at 10M). The file's format code
+# (IndexIVFPQFastScan's) tells them apart before the read.
+_COPIED_LISTS = (b"IwPf",)
 
 
 def extend_structure(source: Path, structure: str, appended: np.ndarray, first_row: int) -> Structure:
@@ -110,20 +114,28 @@ def write_structure(staged: Path, ann: Structure) -> None:
         faiss.write_index(ann.tail, str(staged / TAIL_FILE))
 
 
+def _read_served(path: Path) -> faiss.Index:
+    """A structure file read for searching: mapped (and prefetched) unless Faiss copies its lists anyway."""
+    with path.open("rb") as handle:
+        copied = handle.read(4) in _COPIED_LISTS
+    if copied:
+        return faiss.read_index(str(path))
+    # Memory-mapped: the lists are shared between workers through the page cache; every query scans
+    # lists, so they are read in the background.
+    index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
+    prefetch(path)
+    return index
+
+
 def map_structure(generation: Path, rows: int) -> Structure | None:
     """A generation's structure mapped for searching (None without one); it must cover `rows` rows."""
     path = generation / ANN_FILE
     if not path.is_file():
         return None
-    # Memory-mapped: the lists are shared between workers through the page cache; every query scans
-    # lists, so they are read in the background.
-    base = split_probes(faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC))
-    prefetch(path)
+    base = split_probes(_read_served(path))
     ann: Structure = base
     if (generation / TAIL_FILE).is_file():
-        tail = split_probes(faiss.read_index(str(generation / TAIL_FILE), faiss.IO_FLAG_MMAP_IFC))
-        prefetch(generation / TAIL_FILE)
-        ann = StackedIVF(base, tail, path)
+        ann = StackedIVF(base, split_probes(_read_served(generation / TAIL_FILE)), path)
     if ann.ntotal != rows:
         raise ValueError(f"the ANN structure of {generation} holds {ann.ntotal} rows, not {rows}")
     return ann

@@ -126,7 +126,9 @@ def build(spec: IndexSpec, folder: Path, vectors: np.ndarray) -> dict[str, Any]:
     result = checkpoint(index, folder, "bench", MODEL)
     generation = result.snapshot.base.source
     assert generation is not None
-    files = {p.name: p.stat().st_size for p in generation.iterdir() if p.suffix in (".npy", ".faiss")}
+    # Format 3 row files (vectors.f32, vectors.f16) and format 2's (.npy).
+    kept = (".npy", ".faiss", ".f16", ".f32")
+    files = {p.name: p.stat().st_size for p in generation.iterdir() if p.suffix in kept}
     built = {
         "build_seconds": round(result.seconds, 1),
         "checkpoint_recall_at_10": result.snapshot.manifest["recall_at_10"],

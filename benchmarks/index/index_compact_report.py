@@ -46,7 +46,7 @@ def compact_markdown(compact: dict[str, Any]) -> list[str]:
             f"| {label} | {row['p50_ms']} | {row.get('cold_refine_p50_ms', '')} | {row['recall_at_10']} "
             f"| {_mib(row, 'ivf_lists')} / {_mib(row, 'float16_rows')} / {_mib(row, 'private')} "
             f"| {_mib(row, 'ivf_lists', 'private')} | {disk.get('ann.faiss', 0)} / "
-            f"{disk.get('vectors.f16.npy', '')} | {row['build_seconds']} |"
+            f"{disk.get('vectors.f16', disk.get('vectors.f16.npy', ''))} | {row['build_seconds']} |"
         )
     lines += ["", "Against the target (recall@10 >= 0.98 at <= half today's memory, at the same nprobe):", ""]
     for name, row in kinds.items():

@@ -127,6 +127,18 @@ def test_appending_checkpoints_link_the_lists_grow_a_tail_and_fold_it_past_a_ten
     assert top_ids(index, newest[:2]) == [10_100, 10_101]
 
 
+@pytest.mark.parametrize("compression", ["sq8", "pq4"])
+def test_served_lists_are_mapped_unless_faiss_copies_them(tmp_path: Path, compression: Compression) -> None:
+    compact_index(tmp_path, compression=compression)
+    loaded = load_snapshot(tmp_path, MODEL)  # what a starting worker serves
+    assert loaded is not None and loaded.base.ann is not None
+    maps = Path("/proc/self/maps").read_text().splitlines()
+    mapped = [line for line in maps if str(tmp_path) in line and line.endswith(ANN_FILE)]
+    # sq8 lists are shared through the page cache; Faiss copies fast-scan (pq4) blocks into memory, and
+    # a mapping of their file as well would keep a second copy resident.
+    assert bool(mapped) == (compression == "sq8")
+
+
 def test_a_generation_whose_tail_does_not_cover_its_rows_is_not_served(tmp_path: Path) -> None:
     index = compact_index(tmp_path)
     append(index, range(5000, 5030), seed=3)
