@@ -36,12 +36,12 @@ MAX_TAIL_FRACTION = 0.1
 _COPIED_LISTS = (b"IwPf",)
 
 
-def extend_structure(source: Path, structure: str, appended: np.ndarray, first_row: int) -> Structure:
-    """The structure of the generation in `source` with `appended` added as rows `first_row`...
+def extend_structure(source: Path, structure: str, rows: np.ndarray, first_row: int) -> Structure:
+    """The structure of the generation in `source`, which covers `rows` up to `first_row`, over all of them.
 
     An IVF gets a tail beside its lists (mapped, not copied) while the tail stays within
     `MAX_TAIL_FRACTION` of them; past it, or for HNSW, one structure is read, extended and returned."""
-    tail: faiss.Index | None = None
+    appended = rows[first_row:]
     if structure == "ivf":
         mapped = faiss.read_index(str(source / ANN_FILE), faiss.IO_FLAG_MMAP_IFC)
         tail_file = source / TAIL_FILE
@@ -53,15 +53,16 @@ def extend_structure(source: Path, structure: str, appended: np.ndarray, first_r
         if held - mapped.ntotal + len(appended) <= MAX_TAIL_FRACTION * mapped.ntotal:
             if len(appended):
                 tail = tail if tail is not None else _empty_copy(source / ANN_FILE)
-                rows = np.ascontiguousarray(appended, dtype=np.float32)
-                tail.add_with_ids(rows, np.arange(first_row, first_row + len(rows), dtype=np.int64))
+                new = np.ascontiguousarray(appended, dtype=np.float32)
+                tail.add_with_ids(new, np.arange(first_row, first_row + len(new), dtype=np.int64))
             tail = split_probes(tail) if tail is not None else None
             return StackedIVF(split_probes(mapped), tail, source / ANN_FILE)
-        del mapped
+        del mapped, tail
     whole = faiss.read_index(str(source / ANN_FILE))  # a private, writable copy
-    if tail is not None:
-        whole.merge_from(tail, 0)  # the tail's ids are already row numbers
-    extend_ann(whole, appended)  # ids continue after the last row
+    # The tail's rows are encoded again from the rows rather than merged from the tail: the same codes
+    # (one trained codec) in the same order, and Faiss 1.15's `merge_from` corrupts the heap on fast-scan
+    # (pq4) lists. Ids continue after the lists' last row: row numbers.
+    extend_ann(whole, rows[whole.ntotal :])
     return whole
 
 

@@ -109,7 +109,7 @@ def _write_files(
         if incremental:
             assert base.source is not None
             first = len(vectors) - sealed.appended
-            ann = extend_structure(base.source, structure, vectors[first:], first)
+            ann = extend_structure(base.source, structure, vectors, first)
         else:
             ann = build_ann(index.spec, structure, vectors)
         assert ann is not None

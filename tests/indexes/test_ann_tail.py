@@ -57,7 +57,7 @@ def test_lists_and_their_tail_find_what_one_ivf_of_every_row_finds(spec: IndexSp
     first.reset()
     first.add(rows[:2800])
     faiss.write_index(first, str(tmp_path / ANN_FILE))
-    stacked = extend_structure(tmp_path, "ivf", rows[2800:], 2800)
+    stacked = extend_structure(tmp_path, "ivf", rows, 2800)
     assert isinstance(stacked, StackedIVF) and (stacked.base.ntotal, stacked.tail.ntotal) == (2800, 200)
     queries = np.concatenate([rows_of(40, seed=9), rows[:5]])
     alive = np.ones(3000, bool)
@@ -69,6 +69,26 @@ def test_lists_and_their_tail_find_what_one_ivf_of_every_row_finds(spec: IndexSp
             assert_same_but_ties_at_the_last_place(found, expected, spec.compression != "pq4")
     assert (found[1] >= 2800).any() and not (found[1] % 5 == 0).any()
     assert {2801, 1} <= set(found[1][-4])  # a row and its copy in the tail, both found
+
+
+def test_folded_fast_scan_lists_hold_every_row(tmp_path: Path) -> None:
+    """A fold re-encodes the tail's rows instead of merging the tail in: Faiss 1.15's `merge_from` on
+    fast-scan (pq4) lists corrupted the heap (a crash, or rows missing, within a few dozen folds)."""
+    spec = IndexSpec(type="ivf", nlist=4, nprobe=4, compression="pq4")
+    for trial in range(30):
+        folder = tmp_path / str(trial)
+        folder.mkdir()
+        rows = rows_of(1110, seed=trial)
+        lists = build_ann(spec, "ivf", rows[:1000])
+        assert lists is not None
+        faiss.write_index(lists, str(folder / ANN_FILE))
+        stacked = extend_structure(folder, "ivf", rows[:1090], 1000)  # a tail of 90 rows
+        assert isinstance(stacked, StackedIVF)
+        faiss.write_index(stacked.tail, str(folder / TAIL_FILE))
+        folded = extend_structure(folder, "ivf", rows, 1090)  # 110 past the lists: folded
+        assert not isinstance(folded, StackedIVF) and folded.ntotal == 1110
+        _, found = ann_search(folded, spec, rows[1000:], 1110, None)
+        assert all(1000 + i in found[i] for i in range(110))
 
 
 def top_ids(index: VectorIndex, queries: np.ndarray) -> list[int]:
