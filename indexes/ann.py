@@ -43,6 +43,10 @@ class StackedIVF:
         ivf = self._parts[0]
         probes = min(ivf.nlist, params.nprobe if params is not None else ivf.nprobe)
         coarse, lists = ivf.quantizer.search(queries, probes)
+        # The parts read `nprobe` lists per query from `lists`: IndexIVF clamps it to nlist itself, but
+        # fast scan (pq4) does not and read past the array (a crash) when a corpus's nprobe > nlist.
+        params = params if params is not None else faiss.SearchParametersIVF()
+        params.nprobe = probes
         found = [_search_assigned(part, queries, k, lists, coarse, params) for part in self._parts]
         scores = np.concatenate([part_scores for part_scores, _ in found], axis=1)
         rows = np.concatenate([part_rows for _, part_rows in found], axis=1)

@@ -39,7 +39,7 @@ _COPIED_LISTS = (b"IwPf",)
 def extend_structure(source: Path, structure: str, rows: np.ndarray, first_row: int) -> Structure:
     """The structure of the generation in `source`, which covers `rows` up to `first_row`, over all of them.
 
-    An IVF gets a tail beside its lists (mapped, not copied) while the tail stays within
+    An IVF gets a tail beside its lists (linked, not rewritten) while the tail stays within
     `MAX_TAIL_FRACTION` of them; past it, or for HNSW, one structure is read, extended and returned."""
     appended = rows[first_row:]
     if structure == "ivf":
@@ -59,6 +59,8 @@ def extend_structure(source: Path, structure: str, rows: np.ndarray, first_row: 
             return StackedIVF(split_probes(mapped), tail, source / ANN_FILE)
         del mapped, tail
     whole = faiss.read_index(str(source / ANN_FILE))  # a private, writable copy
+    if structure != "ivf" and whole.ntotal != first_row:
+        raise ValueError(f"the structure in {source} holds {whole.ntotal} rows, not {first_row}")
     # The tail's rows are encoded again from the rows rather than merged from the tail: the same codes
     # (one trained codec) in the same order, and Faiss 1.15's `merge_from` corrupts the heap on fast-scan
     # (pq4) lists. Ids continue after the lists' last row: row numbers.

@@ -159,6 +159,20 @@ def test_served_lists_are_mapped_unless_faiss_copies_them(tmp_path: Path, compre
     assert bool(mapped) == (compression == "sq8")
 
 
+@pytest.mark.parametrize("compression", ["sq8", "pq4"])
+def test_lists_with_a_tail_search_a_corpus_probing_more_lists_than_it_has(
+    tmp_path: Path, compression: Compression
+) -> None:
+    """nprobe 8 over 4 lists: fast scan (pq4) read 8 lists' numbers from 4-wide arrays and crashed."""
+    index = VectorIndex(16, IndexSpec(type="ivf", nlist=4, nprobe=8, compression=compression, refine=200))
+    index.apply([(i, row, i + 1) for i, row in enumerate(rows_of(1000))], hwm=1000)
+    index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
+    append(index, range(5000, 5030), seed=3)
+    index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
+    assert isinstance(index.base.ann, StackedIVF)
+    assert top_ids(index, rows_of(30, seed=3)[:3]) == [5000, 5001, 5002]
+
+
 def test_a_generation_whose_tail_does_not_cover_its_rows_is_not_served(tmp_path: Path) -> None:
     index = compact_index(tmp_path)
     append(index, range(5000, 5030), seed=3)
