@@ -256,7 +256,8 @@ faster than the "IVF tails" run's (sq8 at nprobe 224: 8.9 ms against 35.9): comp
   one worker 1.66-2.97 GiB, 4 workers 5.67-6.86 (**3.42x after 20 calls, 2.65 after 200, 2.31 after
   1,000**): lower totals, but each worker holds its own model, runtime and copy of the lists (about 1.1
   GiB, 0.53 of it the lists), and a cold worker has touched little of the shared float16 rows, so the
-  ratio falls only as the workers warm. Not met for pq4 either way; sq8's mapped lists are shared. Against the targets on this box, pq4 meets recall, p50, start-up and
-  upserts; one process's RSS (7.71 GiB) is under 8 GB with the float16 pages counted; 4 workers miss
-  1.5x by 0.06-0.13.
+  ratio falls only as the workers warm. Not met for pq4 either way; sq8's mapped lists are shared.
+- Against the targets on this box, pq4 meets recall, p50, start-up and upserts; one process's RSS (7.71
+  GiB) is under 8 GB with the float16 pages counted; 4 workers' PSS ratio is not met (1.56-1.63x warm,
+  2.31-3.42x cold).
 """
