@@ -42,6 +42,7 @@ def extend_structure(source: Path, structure: str, rows: np.ndarray, first_row: 
     An IVF gets a tail beside its lists (linked, not rewritten) while the tail stays within
     `MAX_TAIL_FRACTION` of them; past it, or for HNSW, one structure is read, extended and returned."""
     appended = rows[first_row:]
+    tail: faiss.Index | None = None
     if structure == "ivf":
         mapped = faiss.read_index(str(source / ANN_FILE), faiss.IO_FLAG_MMAP_IFC)
         tail_file = source / TAIL_FILE
@@ -57,15 +58,22 @@ def extend_structure(source: Path, structure: str, rows: np.ndarray, first_row: 
                 tail.add_with_ids(new, np.arange(first_row, first_row + len(new), dtype=np.int64))
             tail = split_probes(tail) if tail is not None else None
             return StackedIVF(split_probes(mapped), tail, source / ANN_FILE)
-        del mapped, tail
+        del mapped
     whole = faiss.read_index(str(source / ANN_FILE))  # a private, writable copy
     if structure != "ivf" and whole.ntotal != first_row:
         raise ValueError(f"the structure in {source} holds {whole.ntotal} rows, not {first_row}")
-    # The tail's rows are encoded again from the rows rather than merged from the tail: the same codes
-    # (one trained codec) in the same order, and Faiss 1.15's `merge_from` corrupts the heap on fast-scan
-    # (pq4) lists. Ids continue after the lists' last row: row numbers.
+    if tail is not None and not _block_lists(whole):
+        whole.merge_from(tail, 0)  # the tail's ids are already row numbers
+    # Fast-scan (pq4) lists get the tail's rows encoded again instead, the same codes in the same order:
+    # Faiss 1.15's `merge_from` corrupts the heap on them. Ids continue after the last row: row numbers.
     extend_ann(whole, rows[whole.ntotal :])
     return whole
+
+
+def _block_lists(index: faiss.Index) -> bool:
+    """True for fast-scan (pq4) lists: codes in blocks of 32 vectors, laid out by a code packer."""
+    lists = faiss.extract_index_ivf(index).invlists
+    return isinstance(faiss.downcast_InvertedLists(lists), faiss.BlockInvertedLists)  # type: ignore[arg-type,attr-defined]
 
 
 def carried_recall(source: Path | None, ann: Structure) -> tuple[float | None, int | None]:
@@ -92,12 +100,10 @@ def _empty_copy(path: Path) -> faiss.Index:
     index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
     ivf = faiss.extract_index_ivf(index)
     empty: faiss.InvertedLists
-    blocks = faiss.BlockInvertedLists  # type: ignore[attr-defined]  # missing from the stubs
-    if isinstance(faiss.downcast_InvertedLists(ivf.invlists), blocks):  # type: ignore[arg-type]
-        # Fast-scan (pq4) lists hold codes in blocks of 32 vectors, laid out by the index's packer.
+    if _block_lists(index):  # blocks laid out by the index's code packer
         packer = ivf.get_CodePacker()
         packer.this.disown()  # the lists delete their packer
-        empty = blocks(ivf.nlist, packer)
+        empty = faiss.BlockInvertedLists(ivf.nlist, packer)  # type: ignore[attr-defined]
     else:
         empty = faiss.ArrayInvertedLists(ivf.nlist, ivf.code_size)
     empty.this.disown()  # type: ignore[attr-defined]  # owned by the index from here: Python must not free it too
