@@ -93,13 +93,12 @@ def build_ann(spec: IndexSpec, structure: str, vectors: np.ndarray, seed: int = 
     elif spec.compression in ("pq", "pq4"):
         # pq_m is code bytes: a byte per 8-bit sub-quantizer, half a byte per 4-bit one. Sub-quantizers
         # must divide the dimension: the largest divisor at most the count asked for.
-        bits = 8 if spec.compression == "pq" else 4
+        # pq4 is Faiss's fast scan: codes in blocks of 32 vectors, scored with in-register 16-entry
+        # lookups (SIMD).
+        bits, kind = (8, faiss.IndexIVFPQ) if spec.compression == "pq" else (4, faiss.IndexIVFPQFastScan)
         wanted = spec.pq_m * 8 // bits
         parts = max(p for p in range(1, wanted + 1) if dimension % p == 0)
-        if bits == 8:
-            ivf = faiss.IndexIVFPQ(quantizer, dimension, lists, parts, 8, faiss.METRIC_INNER_PRODUCT)
-        else:  # fast scan: codes in blocks of 32 vectors, scored with in-register 16-entry lookups (SIMD)
-            ivf = faiss.IndexIVFPQFastScan(quantizer, dimension, lists, parts, 4, faiss.METRIC_INNER_PRODUCT)
+        ivf = kind(quantizer, dimension, lists, parts, bits, faiss.METRIC_INNER_PRODUCT)
     else:
         ivf = faiss.IndexIVFFlat(quantizer, dimension, lists, faiss.METRIC_INNER_PRODUCT)
     rng = np.random.default_rng(seed)

@@ -96,9 +96,12 @@ def top_ids(index: VectorIndex, queries: np.ndarray) -> list[int]:
     return [hits[0][0] for hits in index.search(queries, 1)]
 
 
-def compact_index(folder: Path, n: int = 1000, compression: Compression = "sq8") -> VectorIndex:
-    """A refined compressed (sq8 unless said) IVF of `n` rows, all in a snapshot."""
-    index = VectorIndex(16, IndexSpec(type="ivf", nlist=4, nprobe=4, compression=compression, refine=20))
+def compact_index(
+    folder: Path, n: int = 1000, compression: Compression = "sq8", nprobe: int = 4
+) -> VectorIndex:
+    """A refined compressed (sq8 unless said) IVF of `n` rows over 4 lists, all in a snapshot."""
+    spec = IndexSpec(type="ivf", nlist=4, nprobe=nprobe, compression=compression, refine=20)
+    index = VectorIndex(16, spec)
     index.apply([(i, row, i + 1) for i, row in enumerate(rows_of(n))], hwm=n)
     return rebase(index, checkpoint(index, folder, "c", MODEL).snapshot)
 
@@ -164,9 +167,7 @@ def test_lists_with_a_tail_search_a_corpus_probing_more_lists_than_it_has(
     tmp_path: Path, compression: Compression
 ) -> None:
     """nprobe 8 over 4 lists: fast scan (pq4) read 8 lists' numbers from 4-wide arrays and crashed."""
-    index = VectorIndex(16, IndexSpec(type="ivf", nlist=4, nprobe=8, compression=compression, refine=200))
-    index.apply([(i, row, i + 1) for i, row in enumerate(rows_of(1000))], hwm=1000)
-    index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
+    index = compact_index(tmp_path, compression=compression, nprobe=8)
     append(index, range(5000, 5030), seed=3)
     index = rebase(index, checkpoint(index, tmp_path, "c", MODEL).snapshot)
     assert isinstance(index.base.ann, StackedIVF)
