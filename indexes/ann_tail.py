@@ -16,12 +16,14 @@ so an appending checkpoint writes at most a tenth of the lists, and keeps the li
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import faiss
 import numpy as np
 
 from indexes.ann import StackedIVF, Structure, extend_ann, split_probes
+from indexes.ann_lists import LISTS_FILE, is_fast_scan, read_mapped, read_private, shared_lists, write_shared
 from indexes.page_cache import prefetch
 from indexes.row_file import hard_link
 
@@ -30,9 +32,10 @@ TAIL_FILE = "ann.tail.faiss"
 # The tail is scanned like the lists (no slower per row), but each appending checkpoint rewrites it:
 # folding at a tenth bounds that write to a tenth of the whole structure's.
 MAX_TAIL_FRACTION = 0.1
-# Faiss copies fast-scan (pq4) lists into aligned blocks in memory whatever the read flags; mapping their
-# file too would only keep a second, unused copy resident (0.53 GiB at 10M). The file's format code
-# (IndexIVFPQFastScan's) tells them apart before the read.
+# Faiss copies fast-scan (pq4) block lists into aligned memory whatever the read flags; mapping their
+# file too would only keep a second, unused copy resident. The file's format code (IndexIVFPQFastScan's)
+# tells them apart before the read: a tail's, or lists written before they had a file of their own
+# (`indexes/ann_lists.py`).
 _COPIED_LISTS = (b"IwPf",)
 
 
@@ -44,7 +47,7 @@ def extend_structure(source: Path, structure: str, rows: np.ndarray, first_row: 
     appended = rows[first_row:]
     tail: faiss.Index | None = None
     if structure == "ivf":
-        mapped = faiss.read_index(str(source / ANN_FILE), faiss.IO_FLAG_MMAP_IFC)
+        mapped = _read_served(source / ANN_FILE, warm=False)
         tail_file = source / TAIL_FILE
         # A private copy (small): Faiss aborts the process on adding to lists mapped from a file.
         tail = faiss.read_index(str(tail_file)) if tail_file.is_file() else None
@@ -59,7 +62,7 @@ def extend_structure(source: Path, structure: str, rows: np.ndarray, first_row: 
             tail = split_probes(tail) if tail is not None else None
             return StackedIVF(split_probes(mapped), tail, source / ANN_FILE)
         del mapped
-    whole = faiss.read_index(str(source / ANN_FILE))  # a private, writable copy
+    whole = _read_private(source / ANN_FILE)
     if structure != "ivf" and whole.ntotal != first_row:
         raise ValueError(f"the structure in {source} holds {whole.ntotal} rows, not {first_row}")
     if tail is not None and not _block_lists(whole):
@@ -74,6 +77,11 @@ def _block_lists(index: faiss.Index) -> bool:
     """True for fast-scan (pq4) lists: codes in blocks of 32 vectors, laid out by a code packer."""
     lists = faiss.extract_index_ivf(index).invlists
     return isinstance(faiss.downcast_InvertedLists(lists), faiss.BlockInvertedLists)  # type: ignore[arg-type,attr-defined]
+
+
+def _read_private(path: Path) -> faiss.Index:
+    """The structure in `path` read into memory of its own: rows can be added to it."""
+    return read_private(path) if shared_lists(path) else faiss.read_index(str(path))
 
 
 def carried_recall(source: Path | None, ann: Structure) -> tuple[float | None, int | None]:
@@ -97,10 +105,13 @@ def carried_recall(source: Path | None, ann: Structure) -> tuple[float | None, i
 
 def _empty_copy(path: Path) -> faiss.Index:
     """The IVF in `path` with its trained parts and no rows: a tail's start."""
-    index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
+    # The trained parts: lists in a file of their own are not mapped for this (Faiss reads array lists
+    # in the structure file in place).
+    flags = faiss.IO_FLAG_SKIP_IVF_DATA if shared_lists(path) else faiss.IO_FLAG_MMAP_IFC
+    index = faiss.read_index(str(path), flags)
     ivf = faiss.extract_index_ivf(index)
     empty: faiss.InvertedLists
-    if _block_lists(index):  # blocks laid out by the index's code packer
+    if is_fast_scan(index):  # blocks laid out by the index's code packer
         packer = ivf.get_CodePacker()
         packer.this.disown()  # the lists delete their packer
         empty = faiss.BlockInvertedLists(ivf.nlist, packer)  # type: ignore[attr-defined]
@@ -115,16 +126,23 @@ def _empty_copy(path: Path) -> faiss.Index:
 def write_structure(staged: Path, ann: Structure) -> None:
     """`ann` into a staged generation: a stacked one as a link to its lists and its tail's new file."""
     if not isinstance(ann, StackedIVF):
-        faiss.write_index(ann, str(staged / ANN_FILE))
+        if faiss.try_extract_index_ivf(ann) is not None and is_fast_scan(ann):
+            write_shared(ann, staged / ANN_FILE)  # workers map its lists instead of copying them
+        else:
+            faiss.write_index(ann, str(staged / ANN_FILE))
         return
-    if not hard_link(ann.base_file, staged / ANN_FILE):  # no hard links there: the whole lists' write
-        faiss.write_index(ann.base, str(staged / ANN_FILE))
+    base_files = [ANN_FILE] + ([LISTS_FILE] if shared_lists(ann.base_file) else [])
+    for name in base_files:
+        if not hard_link(ann.base_file.parent / name, staged / name):  # no hard links there: copied
+            shutil.copyfile(ann.base_file.parent / name, staged / name)
     if ann.tail is not None:
         faiss.write_index(ann.tail, str(staged / TAIL_FILE))
 
 
-def _read_served(path: Path) -> faiss.Index:
-    """A structure file read for searching: mapped (and prefetched) unless Faiss copies its lists anyway."""
+def _read_served(path: Path, warm: bool = True) -> faiss.Index:
+    """A structure file read for searching: mapped (prefetched when `warm`) unless Faiss copies its lists."""
+    if path.name == ANN_FILE and shared_lists(path):
+        return read_mapped(path, warm)
     with path.open("rb") as handle:
         copied = handle.read(4) in _COPIED_LISTS
     if copied:
@@ -132,7 +150,8 @@ def _read_served(path: Path) -> faiss.Index:
     # Memory-mapped: the lists are shared between workers through the page cache; every query scans
     # lists, so they are read in the background.
     index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
-    prefetch(path)
+    if warm:
+        prefetch(path)
     return index
 
 

@@ -3,6 +3,7 @@
 Layout of `<root>/corpus-<id>/<model folder>/`:
     CURRENT                 name of the live generation (replaced with os.replace, so always whole)
     gen-<time>-<rand>/      vectors.f32, ids.npy, alive.npy, sorted_ids.npy, order.npy, [ann.faiss],
+                            [ann.lists: a fast-scan (pq4) IVF's lists, mapped (`indexes/ann_lists.py`)],
                             [ann.tail.faiss: an IVF's rows appended since its lists were built],
                             [vectors.f16: the rows in float16, for a refined compressed IVF],
                             manifest.json
@@ -35,6 +36,7 @@ import faiss
 import numpy as np
 
 from indexes.ann import Structure
+from indexes.ann_lists import LISTS_FILE
 from indexes.ann_tail import TAIL_FILE, map_structure, write_structure
 from indexes.durable import fsync_dir, fsync_file, staged_folder
 from indexes.page_cache import forget_mapped, read_randomly
@@ -46,7 +48,10 @@ FORMAT_VERSION = 3  # 3: raw row files shared by appending generations; 2 (.npy 
 # A generation with an IVF tail: code that predates tails would serve its lists without the tail's rows
 # (and number the rows it adds from the lists' count), so it must not read one; 3 stays readable to it.
 TAIL_FORMAT_VERSION = 4
-_READABLE_FORMATS = (2, FORMAT_VERSION, TAIL_FORMAT_VERSION)
+# A generation whose fast-scan lists lie in a file of their own (`ann.lists`): code before it would map
+# that file by the name stored in the structure file, relative to its working folder.
+LISTS_FORMAT_VERSION = 5
+_READABLE_FORMATS = (2, FORMAT_VERSION, TAIL_FORMAT_VERSION, LISTS_FORMAT_VERSION)
 METRIC = "inner_product"
 _CURRENT = "CURRENT"
 _STALE_AFTER_SECONDS = 60.0
@@ -170,7 +175,7 @@ def write_generation(
         write_structure(staged, content.ann)
     recall_rows = None if content.recall_at_10 is None else content.recall_rows or len(content.ids)
     manifest = {
-        "format_version": TAIL_FORMAT_VERSION if (staged / TAIL_FILE).is_file() else FORMAT_VERSION,
+        "format_version": _format_version(staged),
         "corpus": corpus,
         "model_id": model.model_id,
         "model_version": model.model_version,
@@ -230,6 +235,13 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
         return None
     data = json.loads(manifest_path.read_text())
     return data if isinstance(data, dict) else None
+
+
+def _format_version(staged: Path) -> int:
+    """The oldest format that reads the generation in `staged`."""
+    if (staged / LISTS_FILE).is_file():
+        return LISTS_FORMAT_VERSION
+    return TAIL_FORMAT_VERSION if (staged / TAIL_FILE).is_file() else FORMAT_VERSION
 
 
 def manifest_matches(manifest: dict[str, Any], model: ModelIdentity) -> bool:

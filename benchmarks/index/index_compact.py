@@ -43,6 +43,7 @@ MODEL = ModelIdentity("bench", "bench@1", None, DIMENSION)
 MAPPINGS = {
     "ann.faiss": "ivf_lists",
     "ann.tail.faiss": "ivf_lists",
+    "ann.lists": "ivf_lists",
     "vectors.f16": "float16_rows",
     "vectors.f32": "float32_rows",
     "vectors.f16.npy": "float16_rows",

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from indexes.ann import StackedIVF, ann_search, build_ann
+from indexes.ann_lists import LISTS_FILE
 from indexes.ann_tail import ANN_FILE, TAIL_FILE, extend_structure
 from indexes.checkpoint import checkpoint, rebase
 from indexes.snapshot import load_snapshot
@@ -125,6 +126,8 @@ def test_appending_checkpoints_link_the_lists_grow_a_tail_and_fold_it_past_a_ten
         assert generation is not None and not result.rebuilt_ann
         assert (generation / ANN_FILE).stat().st_ino == lists.st_ino  # linked, never rewritten
         assert (generation / ANN_FILE).stat().st_size == lists.st_size
+        if compression == "pq4":  # and the file of its blocks
+            assert (generation / LISTS_FILE).stat().st_ino == (first / LISTS_FILE).stat().st_ino
         ann = result.snapshot.base.ann
         assert isinstance(ann, StackedIVF) and ann.tail is not None
         assert (ann.base.ntotal, ann.tail.ntotal) == (1000, 40 + 50 * step)
@@ -156,10 +159,14 @@ def test_served_lists_are_mapped_unless_faiss_copies_them(tmp_path: Path, compre
     loaded = load_snapshot(tmp_path, MODEL)  # what a starting worker serves
     assert loaded is not None and loaded.base.ann is not None
     maps = Path("/proc/self/maps").read_text().splitlines()
-    mapped = [line for line in maps if str(tmp_path) in line and line.endswith(ANN_FILE)]
-    # sq8 lists are shared through the page cache; Faiss copies fast-scan (pq4) blocks into memory, and
-    # a mapping of their file as well would keep a second copy resident.
-    assert bool(mapped) == (compression == "sq8")
+    mapped = {line.rsplit("/", 1)[-1] for line in maps if str(tmp_path) in line}
+    # Both kinds' lists are shared through the page cache: sq8's in the structure file, fast-scan (pq4)
+    # blocks in a file of their own, which Faiss would otherwise copy into each worker's memory.
+    assert (ANN_FILE in mapped, LISTS_FILE in mapped) == (compression == "sq8", compression == "pq4")
+    assert isinstance(
+        faiss.downcast_InvertedLists(faiss.extract_index_ivf(loaded.base.ann).invlists),
+        faiss.OnDiskInvertedLists if compression == "pq4" else faiss.ArrayInvertedLists,
+    )
 
 
 @pytest.mark.parametrize("compression", ["sq8", "pq4"])
@@ -185,8 +192,11 @@ def test_a_generation_whose_tail_does_not_cover_its_rows_is_not_served(tmp_path:
     assert load_snapshot(tmp_path, MODEL) is None  # rebuilt from the database instead
 
 
-def test_without_hard_links_the_lists_are_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    index = compact_index(tmp_path)
+@pytest.mark.parametrize("compression", ["sq8", "pq4"])
+def test_without_hard_links_the_lists_are_copied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compression: Compression
+) -> None:
+    index = compact_index(tmp_path, compression=compression)
     lists = index.base.source
     assert lists is not None
 
@@ -198,8 +208,10 @@ def test_without_hard_links_the_lists_are_copied(tmp_path: Path, monkeypatch: py
     result = checkpoint(index, tmp_path, "c", MODEL)
     generation = result.snapshot.base.source
     assert generation is not None and (generation / TAIL_FILE).exists()
-    assert (generation / ANN_FILE).stat().st_ino != (lists / ANN_FILE).stat().st_ino
-    assert (generation / ANN_FILE).read_bytes() == (lists / ANN_FILE).read_bytes()
+    names = [ANN_FILE] + ([LISTS_FILE] if compression == "pq4" else [])
+    for name in names:
+        assert (generation / name).stat().st_ino != (lists / name).stat().st_ino
+        assert (generation / name).read_bytes() == (lists / name).read_bytes()
     assert top_ids(rebase(index, result.snapshot), rows_of(30, seed=3)[:2]) == [5000, 5001]
 
 
