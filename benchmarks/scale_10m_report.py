@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, PQ4, RERUN, TAILS
+from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, PQ4, RERUN, SHARED_LISTS, TAILS
 
 HERE = Path(__file__).resolve().parent
 TARGETS = (
@@ -182,7 +182,7 @@ def to_markdown(results: dict[str, Any]) -> str:
     lines = ["# Ten million documents on one machine", "", TARGETS, ""]
     for size in sorted(results, key=_order):
         lines += _size_section(size, results[size])
-    findings = (FINDINGS, RERUN, PARALLEL, CHECKPOINTS, TAILS, PQ4)
+    findings = (FINDINGS, RERUN, PARALLEL, CHECKPOINTS, TAILS, PQ4, SHARED_LISTS)
     return "\n".join(lines).rstrip() + "\n\n" + "\n".join(findings)
 
 
@@ -201,18 +201,26 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     }
     if not served:
         return False
-    figure, axes = plt.subplots(figsize=(6, 4))
-    for label, search in served.items():
+    # Many runs: twenty distinct colours, markers cycling too, the legend beside the axes.
+    figure, axes = plt.subplots(figsize=(12, 6))
+    colours = plt.get_cmap("tab20").colors
+    for number, (label, search) in enumerate(served.items()):
         points = list(search.values())
-        axes.plot([p["p50_ms"] for p in points], [p["recall_at_10"] for p in points], "o-", label=label)
-        for name, point in search.items():
-            axes.annotate(name, (point["p50_ms"], point["recall_at_10"]), fontsize=7)
+        axes.plot(
+            [p["p50_ms"] for p in points], [p["recall_at_10"] for p in points], "osD^v"[number % 5] + "-",
+            color=colours[number % len(colours)], label=label, markersize=4,
+        )  # fmt: skip
+        for name, point in search.items():  # 'nprobe=512,refine=2000' -> '512/2000'
+            short = name.replace("nprobe=", "").replace(",refine=", "/")
+            axes.annotate(short, (point["p50_ms"], point["recall_at_10"]), fontsize=6, alpha=0.7)
     axes.axhline(0.95, color="grey", linestyle=":")
     axes.axvline(20, color="grey", linestyle=":")
     axes.set(
         xlabel="single-query p50 (ms)", ylabel="recall@10 vs exact float32", title="IVF + float16 refine"
     )
-    axes.legend(title="documents")
+    axes.legend(
+        title="documents (points: nprobe[/refine])", fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1)
+    )
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     return True
