@@ -5,6 +5,7 @@ pq4 generation of the layout before (blocks in the structure file) is still serv
 
 from __future__ import annotations
 
+import errno
 import json
 from pathlib import Path
 
@@ -129,3 +130,31 @@ def test_a_pq4_generation_of_the_layout_before_is_served_and_folds_into_the_new_
     assert result.snapshot.manifest["format_version"] == 5
     index = rebase(index, result.snapshot)
     assert [hits[0][0] for hits in index.search(rows_of(200, seed=5)[:3], 1)] == [5000, 5001, 5002]
+
+
+def test_a_full_disk_while_writing_folded_lists_leaves_the_previous_generation_serving(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = pq4_index()
+    first = checkpoint(index, tmp_path, "c", MODEL).snapshot.base.source
+    assert first is not None
+    index = rebase(index, load_snapshot(tmp_path, MODEL))
+    files = {path.name: path.read_bytes() for path in first.iterdir()}
+    append(index, range(5000, 5200), seed=5)  # past a tenth: the fold writes ann.lists, then ann.faiss
+    real_write = faiss.write_index
+
+    def full_after_the_lists(ann: faiss.Index, path: str) -> None:
+        assert (Path(path).parent / LISTS_FILE).is_file()  # written first, then given up with the rest
+        raise OSError(errno.ENOSPC, "No space left on device", path)
+
+    monkeypatch.setattr(faiss, "write_index", full_after_the_lists)
+    with pytest.raises(OSError):
+        checkpoint(index, tmp_path, "c", MODEL)
+    monkeypatch.setattr(faiss, "write_index", real_write)
+    assert [path.name for path in tmp_path.glob("gen-*")] == [first.name]  # the staged one removed
+    assert {path.name: path.read_bytes() for path in first.iterdir()} == files
+    previous = load_snapshot(tmp_path, MODEL)
+    assert previous is not None and previous.base.source == first
+    assert [hits[0][0] for hits in index.search(rows_of(200, seed=5)[:2], 1)] == [5000, 5001]
+    retried = checkpoint(index, tmp_path, "c", MODEL)
+    assert retried.snapshot.base.ann is not None and retried.snapshot.base.ann.ntotal == 1200
