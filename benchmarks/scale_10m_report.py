@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, PQ4, RERUN, SHARED_LISTS, TAILS
+from scale_10m_findings import CHECKPOINTS, FINDINGS, PARALLEL, RERUN, TAILS
+from scale_10m_findings_pq4 import PQ4, SHARED_LISTS, SPLIT
 
 HERE = Path(__file__).resolve().parent
 TARGETS = (
@@ -182,7 +183,7 @@ def to_markdown(results: dict[str, Any]) -> str:
     lines = ["# Ten million documents on one machine", "", TARGETS, ""]
     for size in sorted(results, key=_order):
         lines += _size_section(size, results[size])
-    findings = (FINDINGS, RERUN, PARALLEL, CHECKPOINTS, TAILS, PQ4, SHARED_LISTS)
+    findings = (FINDINGS, RERUN, PARALLEL, CHECKPOINTS, TAILS, PQ4, SHARED_LISTS, SPLIT)
     return "\n".join(lines).rstrip() + "\n\n" + "\n".join(findings)
 
 
