@@ -62,7 +62,9 @@ def search_parts(
     spans = [slice(0, probes)]
     with _busy:
         split = len(queries) == 1 and probes > 1 and _busy.searches < _busy.spare
-        split = split and ivf.parallel_mode == PROBES_IN_PARALLEL and _fast_scan(ivf)
+        # Exact only without residuals: fast scan scales a query's lookup tables by its probed lists'
+        # distances when it encodes residuals (the store's inner-product pq4 does not).
+        split = split and ivf.parallel_mode == PROBES_IN_PARALLEL and _fast_scan(ivf) and not ivf.by_residual
         _busy.searches += 1
     if split:
         spans = [slice(0, probes // 2), slice(probes // 2, probes)]
@@ -77,10 +79,12 @@ def search_parts(
         picked, distances = (np.ascontiguousarray(a[:, span]) for a in (lists, coarse))
         return _search_assigned(part, queries, k, picked, distances, some)
 
-    # The caller scans one span itself; Faiss lets go of the GIL, so the others run beside it.
     try:
-        others = [_pool().submit(scan, job) for job in jobs[1:]]
-        found = [scan(jobs[0]), *(future.result() for future in others)]
+        if split:  # the caller scans one span; Faiss lets go of the GIL, so the others run beside it
+            others = [_pool().submit(scan, job) for job in jobs[1:]]
+            found = [scan(jobs[0]), *(future.result() for future in others)]
+        else:
+            found = [scan(job) for job in jobs]
     finally:
         with _busy:
             _busy.searches -= 1
@@ -126,9 +130,10 @@ def _pool() -> ThreadPoolExecutor:
     # One per process: a forked child inherits the parent's pool without its threads, and work handed
     # to it would wait forever.
     pid = os.getpid()
-    if pid not in _pools:
-        _pools[pid] = ThreadPoolExecutor(max(1, os.cpu_count() or 1), thread_name_prefix="probe-span")
-    return _pools[pid]
+    with _busy:
+        if pid not in _pools:
+            _pools[pid] = ThreadPoolExecutor(max(1, os.cpu_count() or 1), thread_name_prefix="probe-span")
+        return _pools[pid]
 
 
 def _search_assigned(
