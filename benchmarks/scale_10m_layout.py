@@ -29,11 +29,10 @@ from indexes.ann_tail import ANN_FILE  # noqa: E402
 def blocks_inside(generation: Path) -> None:
     """Rewrite `generation`'s pq4 structure in the layout before `ann.lists` (format 4 reads it)."""
     whole = read_private(generation / ANN_FILE)
+    manifest = json.loads((generation / "manifest.json").read_text())
     for name in (ANN_FILE, LISTS_FILE, "manifest.json"):  # linked to the original: unlinked, not truncated
-        manifest = json.loads((generation / name).read_text()) if name == "manifest.json" else None
         (generation / name).unlink()
-        if manifest is not None:
-            (generation / name).write_text(json.dumps({**manifest, "format_version": 4}))
+    (generation / "manifest.json").write_text(json.dumps({**manifest, "format_version": 4}))
     faiss.write_index(whole, str(generation / ANN_FILE))
 
 

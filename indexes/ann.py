@@ -64,7 +64,9 @@ def search_parts(
         split = len(queries) == 1 and probes > 1 and _busy.searches < _busy.spare
         # Exact only without residuals: fast scan scales a query's lookup tables by its probed lists'
         # distances when it encodes residuals (the store's inner-product pq4 does not).
-        split = split and ivf.parallel_mode == PROBES_IN_PARALLEL and _fast_scan(ivf) and not ivf.by_residual
+        split = (
+            split and ivf.parallel_mode == PROBES_IN_PARALLEL and is_fast_scan(ivf) and not ivf.by_residual
+        )
         _busy.searches += 1
     if split:
         spans = [slice(0, probes // 2), slice(probes // 2, probes)]
@@ -117,9 +119,10 @@ class _Busy:
 _busy = _Busy()
 
 
-def _fast_scan(ivf: faiss.IndexIVF) -> bool:
-    """True for a fast-scan IVF (pq4)."""
-    return isinstance(faiss.downcast_index(ivf), faiss.IndexIVFFastScan)
+def is_fast_scan(index: faiss.Index) -> bool:
+    """True for a fast-scan (pq4) IVF, whose codes lie in blocks of 32 vectors (False for HNSW)."""
+    ivf = faiss.try_extract_index_ivf(index)
+    return ivf is not None and isinstance(faiss.downcast_index(ivf), faiss.IndexIVFFastScan)
 
 
 _pools: dict[int, ThreadPoolExecutor] = {}
@@ -237,7 +240,8 @@ def ann_search(
     depth = k if refine_from is None else max(k, min(spec.refine, index.ntotal))
     params = search_params(index, spec, depth, alive)
     ivf = None if isinstance(index, StackedIVF) else faiss.try_extract_index_ivf(index)
-    if len(queries) == 1 and ivf is not None and ivf.parallel_mode == PROBES_IN_PARALLEL and _fast_scan(ivf):
+    alone = len(queries) == 1 and ivf is not None and ivf.parallel_mode == PROBES_IN_PARALLEL
+    if alone and ivf is not None and is_fast_scan(ivf):
         scores, rows = search_parts((ivf,), queries, depth, params)  # one query's lists on two threads
     else:
         scores, rows = index.search(queries, depth, params=params)

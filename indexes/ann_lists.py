@@ -29,11 +29,6 @@ def _lists(index: faiss.Index) -> Any:
     return faiss.downcast_InvertedLists(faiss.extract_index_ivf(index).invlists)  # type: ignore[arg-type]
 
 
-def is_fast_scan(index: faiss.Index) -> bool:
-    """True for a fast-scan (pq4) IVF, whose codes lie in blocks of 32 vectors."""
-    return isinstance(faiss.downcast_index(faiss.extract_index_ivf(index)), faiss.IndexIVFFastScan)
-
-
 def shared_lists(structure_file: Path) -> bool:
     """True when the structure in `structure_file` keeps its lists in the mapped file beside it."""
     return (structure_file.parent / LISTS_FILE).is_file()

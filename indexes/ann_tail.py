@@ -22,8 +22,8 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from indexes.ann import StackedIVF, Structure, extend_ann, split_probes
-from indexes.ann_lists import LISTS_FILE, is_fast_scan, read_mapped, read_private, shared_lists, write_shared
+from indexes.ann import StackedIVF, Structure, extend_ann, is_fast_scan, split_probes
+from indexes.ann_lists import LISTS_FILE, read_mapped, read_private, shared_lists, write_shared
 from indexes.page_cache import prefetch
 from indexes.row_file import hard_link
 
@@ -65,18 +65,12 @@ def extend_structure(source: Path, structure: str, rows: np.ndarray, first_row: 
     whole = _read_private(source / ANN_FILE)
     if structure != "ivf" and whole.ntotal != first_row:
         raise ValueError(f"the structure in {source} holds {whole.ntotal} rows, not {first_row}")
-    if tail is not None and not _block_lists(whole):
+    if tail is not None and not is_fast_scan(whole):
         whole.merge_from(tail, 0)  # the tail's ids are already row numbers
     # Fast-scan (pq4) lists get the tail's rows encoded again instead, the same codes in the same order:
     # Faiss 1.15's `merge_from` corrupts the heap on them. Ids continue after the last row: row numbers.
     extend_ann(whole, rows[whole.ntotal :])
     return whole
-
-
-def _block_lists(index: faiss.Index) -> bool:
-    """True for fast-scan (pq4) lists: codes in blocks of 32 vectors, laid out by a code packer."""
-    lists = faiss.extract_index_ivf(index).invlists
-    return isinstance(faiss.downcast_InvertedLists(lists), faiss.BlockInvertedLists)  # type: ignore[arg-type,attr-defined]
 
 
 def _read_private(path: Path) -> faiss.Index:
@@ -126,7 +120,7 @@ def _empty_copy(path: Path) -> faiss.Index:
 def write_structure(staged: Path, ann: Structure) -> None:
     """`ann` into a staged generation: a stacked one as a link to its lists and its tail's new file."""
     if not isinstance(ann, StackedIVF):
-        if faiss.try_extract_index_ivf(ann) is not None and is_fast_scan(ann):
+        if is_fast_scan(ann):
             write_shared(ann, staged / ANN_FILE)  # workers map its lists instead of copying them
         else:
             faiss.write_index(ann, str(staged / ANN_FILE))
