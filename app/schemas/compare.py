@@ -6,8 +6,8 @@ from pydantic import BaseModel, Field
 
 from app.schemas.common import NonBlankText
 from app.schemas.evaluations import MetricName
-from app.schemas.ranking import MetadataFilter, RankingOptions, RankingUsed, RankResponse, RerankOptions
-from app.schemas.requests import RequestModel
+from app.schemas.ranking import RankingOptions, RankingUsed, RankResponse, RerankOptions
+from app.schemas.requests import MetadataFilter, RequestModel
 
 CompareDepth = Field(
     10, ge=1, le=100, description="Results per side (at most 100, the candidate pool's depth)."

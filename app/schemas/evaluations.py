@@ -9,8 +9,8 @@ from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field,
 from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import CorpusName, Description, DocumentId, NonBlankText, limited
-from app.schemas.ranking import MetadataFilter, RankingModeName, RankingUsed, RerankOptions, RerankUsed
-from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
+from app.schemas.ranking import RankingModeName, RankingUsed, RerankOptions, RerankUsed
+from app.schemas.requests import MetadataFilter, RequestModel, exactly_one_of, no_nulls
 from evaluation.metric_names import METRIC_FAMILIES, parse_metric
 from indexes.fusion_defaults import DEFAULT_ALPHA
 

@@ -9,8 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from app.schemas.common import NonBlankText, limited
-from app.schemas.ranking import MetadataFilter
-from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
+from app.schemas.requests import MetadataFilter, RequestModel, exactly_one_of, no_nulls
 
 Decision = Literal["match", "review", "new"]
 Precision = Annotated[float, Field(ge=0.5, le=0.999)]

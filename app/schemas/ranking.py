@@ -10,96 +10,15 @@ from pydantic.json_schema import SkipJsonSchema
 from app.schemas.common import (
     DocumentId,
     LanguageCode,
-    MetaString,
     NonBlankText,
     StrictBool,
-    StrictFiniteFloat,
-    StrictInt64,
     Threshold,
     TopK,
     limited,
 )
-from app.schemas.requests import RequestModel, exactly_one_of, no_nulls
+from app.schemas.requests import MetadataFilter, RequestModel, exactly_one_of, no_nulls
 from indexes.fusion_defaults import DEFAULT_ALPHA
 from indexes.rerank import DEFAULT_RERANK_K, MAX_RERANK_K
-
-FilterScalar = MetaString | StrictInt64 | StrictFiniteFloat | StrictBool  # noqa: UP007
-
-
-class InFilter(RequestModel):
-    """Matches when the metadata value equals any of these."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-    in_: list[FilterScalar] = Field(alias="in", min_length=1, max_length=100)
-
-
-_ISO_DATE = r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$"
-RangeBound = Annotated[
-    StrictInt64 | StrictFiniteFloat | Annotated[str, Field(pattern=_ISO_DATE, max_length=40)],  # noqa: UP007
-    Field(description="A number, or an ISO 8601 date (`2024-05-01`, `2024-05-01T12:00:00Z`)."),
-]
-
-
-class RangeFilter(RequestModel):
-    """Matches numbers (or ISO dates) within the bounds; at least one bound, both of one type."""
-
-    # The schema states the rules a client must know: at least one bound, both numbers or both dates.
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={
-            "minProperties": 1,
-            "anyOf": [
-                {"properties": {"gte": {"type": "number"}, "lte": {"type": "number"}}},
-                {"properties": {"gte": {"type": "string"}, "lte": {"type": "string"}}},
-            ],
-        },
-    )
-    gte: RangeBound | SkipJsonSchema[None] = None
-    lte: RangeBound | SkipJsonSchema[None] = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_nulls(cls, data: Any) -> Any:
-        return no_nulls(data, "gte", "lte")
-
-    @model_validator(mode="after")
-    def _bounds(self) -> RangeFilter:
-        given = [v for v in (self.gte, self.lte) if v is not None]
-        if not given:
-            raise ValueError("a range needs `gte`, `lte` or both")
-        if len({isinstance(v, str) for v in given}) > 1:
-            raise ValueError("`gte` and `lte` must both be numbers or both be ISO dates")
-        return self
-
-
-MetadataFilter = Annotated[
-    dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,100}$")], FilterScalar | InFilter | RangeFilter],
-    Field(
-        min_length=1,
-        max_length=16,
-        json_schema_extra={"additionalProperties": False},
-        description='Only documents whose metadata has every key with the given value, one of `{"in": '
-        '[...]}`, or within `{"gte"?, "lte"?}` (numbers, or ISO dates); keys: letters, digits, `_`, `-`. '
-        'Types must match (`"2020"` is not `2020`).',
-    ),
-]
-
-
-def filter_conditions(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The filter as plain values for the use cases: `{key: value}`, `{key: {"in": [...]}}` or
-    `{key: {"gte"?: ..., "lte"?: ...}}`."""
-    if value is None:
-        return None
-    conditions: dict[str, Any] = {}
-    for key, wanted in value.items():
-        if isinstance(wanted, InFilter):
-            conditions[key] = {"in": list(wanted.in_)}
-        elif isinstance(wanted, RangeFilter):
-            conditions[key] = wanted.model_dump(exclude_none=True)
-        else:
-            conditions[key] = wanted
-    return conditions
-
 
 RankingModeName = Literal["dense", "lexical", "hybrid"]
 

@@ -19,7 +19,7 @@ from app.schemas.compare import (
     SideMetricsOut,
 )
 from app.schemas.errors import COMMON_ERRORS, CONFLICT, NOT_FOUND, error_responses
-from app.schemas.ranking import filter_conditions
+from app.schemas.requests import filter_conditions
 from app.usecases.api_keys import Principal
 from app.usecases.compare import Side
 

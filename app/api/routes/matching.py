@@ -23,7 +23,7 @@ from app.schemas.matching import (
     MatchRequest,
     TwinsOut,
 )
-from app.schemas.ranking import filter_conditions
+from app.schemas.requests import filter_conditions
 from app.search.ranked import RankedItem
 from app.usecases.calibration.match import request_calibration
 from app.usecases.matching import MatchResult

@@ -26,8 +26,8 @@ from app.schemas.ranking import (
     SimilarityRequest,
     SimilarityResponse,
     TextRankRequest,
-    filter_conditions,
 )
+from app.schemas.requests import filter_conditions
 
 router = APIRouter(tags=["ranking"], responses=error_responses(*COMMON_ERRORS, 429))
 
