@@ -94,7 +94,7 @@ The rows "IVF-PQ4, one query on two threads" and "..., while cores idle": the "s
 `search --serial-baseline` (the split and Faiss's serial mode query by query alternately, in one
 process, the float16 rows warmed first). Faiss's fast scan has no `parallel_mode`: a query scanned its
 probed lists on one core. The store now assigns the query to its lists once and scans them in two
-halves on two threads, merged as one IVF's top candidates (`indexes/ann.py`, `search_parts`; the same
+halves on two threads, merged as one IVF's top candidates (`indexes/ivf_parts.py`, `search_parts`; the same
 machinery that searches lists and a tail).
 
 - **Always split: p50 8.50 ms against 11.69 serial at nprobe 512 (x0.73), 7.13 against 9.56 at 384

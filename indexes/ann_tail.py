@@ -22,8 +22,9 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from indexes.ann import StackedIVF, Structure, extend_ann, is_fast_scan, split_probes
+from indexes.ann import Structure, extend_ann, split_probes
 from indexes.ann_lists import LISTS_FILE, read_mapped, read_private, shared_lists, write_shared
+from indexes.ivf_parts import StackedIVF, is_fast_scan
 from indexes.page_cache import prefetch
 from indexes.row_file import hard_link
 

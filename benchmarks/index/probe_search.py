@@ -24,7 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_common import percentile  # noqa: E402
 
-from indexes.ann import PROBES_IN_PARALLEL, StackedIVF  # noqa: E402
+from indexes.ivf_parts import PROBES_IN_PARALLEL, StackedIVF  # noqa: E402
 from indexes.spec import IndexSpec  # noqa: E402
 from indexes.vector_index import Base, VectorIndex  # noqa: E402
 

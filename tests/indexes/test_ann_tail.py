@@ -13,10 +13,11 @@ import faiss
 import numpy as np
 import pytest
 
-from indexes.ann import StackedIVF, ann_search, build_ann
+from indexes.ann import ann_search, build_ann
 from indexes.ann_lists import LISTS_FILE
 from indexes.ann_tail import ANN_FILE, TAIL_FILE, extend_structure
 from indexes.checkpoint import checkpoint, rebase
+from indexes.ivf_parts import StackedIVF
 from indexes.snapshot import load_snapshot
 from indexes.spec import Compression, IndexSpec
 from indexes.vector_index import VectorIndex

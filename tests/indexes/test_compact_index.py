@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexes.ann import PROBES_IN_PARALLEL
 from indexes.checkpoint import checkpoint, rebase
+from indexes.ivf_parts import PROBES_IN_PARALLEL
 from indexes.snapshot import ModelIdentity, load_snapshot
 from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex, normalize_rows

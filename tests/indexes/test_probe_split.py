@@ -10,9 +10,10 @@ import faiss
 import numpy as np
 import pytest
 
-import indexes.ann as ann
-from indexes.ann import StackedIVF, ann_search
+import indexes.ivf_parts as ivf_parts
+from indexes.ann import Structure, ann_search
 from indexes.checkpoint import checkpoint, rebase
+from indexes.ivf_parts import StackedIVF
 from indexes.spec import IndexSpec
 from indexes.vector_index import VectorIndex
 from tests.helpers.index_rows import MODEL, append, rows_of
@@ -20,7 +21,7 @@ from tests.helpers.index_rows import MODEL, append, rows_of
 SPEC = IndexSpec(type="ivf", nlist=16, nprobe=9, compression="pq4", pq_m=8, refine=0)
 
 
-def served(folder: Path, tail: bool) -> ann.Structure:
+def served(folder: Path, tail: bool) -> Structure:
     """A pq4 IVF of 2,000 rows as a worker serves it (its lists mapped), with a tail of 100 when asked."""
     index = VectorIndex(16, SPEC)
     index.apply([(i, row, i + 1) for i, row in enumerate(rows_of(2000))], hwm=2000)
@@ -33,7 +34,7 @@ def served(folder: Path, tail: bool) -> ann.Structure:
     return structure
 
 
-def set_mode(structure: ann.Structure, mode: int) -> None:
+def set_mode(structure: Structure, mode: int) -> None:
     """Faiss's parallel mode on every part."""
     parts = (structure.base, structure.tail) if isinstance(structure, StackedIVF) else (structure,)
     for part in parts:
@@ -49,16 +50,16 @@ def test_one_query_scans_its_lists_in_halves_and_finds_what_one_scan_finds(
     alive = np.ones(structure.ntotal, dtype=bool)
     alive[::7] = False  # deleted rows: skipped in both halves
     calls: list[int] = []
-    real = ann._search_assigned
+    real = ivf_parts._search_assigned
 
     def counted(part: faiss.IndexIVF, queries: np.ndarray, k: int, *rest: object) -> object:
         calls.append(len(queries))
         return real(part, queries, k, *rest)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ann, "_search_assigned", counted)
+    monkeypatch.setattr(ivf_parts, "_search_assigned", counted)
     queries = rows_of(30, seed=11)
     for query in queries:
-        set_mode(structure, ann.PROBES_IN_PARALLEL)  # as served
+        set_mode(structure, ivf_parts.PROBES_IN_PARALLEL)  # as served
         calls.clear()
         split = ann_search(structure, SPEC, query[None], 50, alive)
         assert len(calls) == 2 * (2 if tail else 1)  # two halves of the probes per part
@@ -75,6 +76,6 @@ def test_one_query_scans_its_lists_in_halves_and_finds_what_one_scan_finds(
 def test_a_batch_of_queries_is_left_to_faiss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     structure = served(tmp_path, tail=False)
     calls: list[int] = []
-    monkeypatch.setattr(ann, "_search_assigned", lambda *args: calls.append(1))
+    monkeypatch.setattr(ivf_parts, "_search_assigned", lambda *args: calls.append(1))
     _, found = ann_search(structure, SPEC, rows_of(2000)[:5], 1, None)
     assert calls == [] and found[:, 0].tolist() == [0, 1, 2, 3, 4]
