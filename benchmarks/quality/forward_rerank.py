@@ -41,7 +41,7 @@ def split_means(
 def reranked_scores(
     cut_dir: Path, folder: Path, first_stage: RankingSetting, label: str, task: str,
     metrics: Sequence[str], seed: int, device: str | None,
-    first_encode: Encoder | None = None, depths: Sequence[int] = RERANK_DEPTHS,
+    first_encode: Encoder | None = None, depths: Sequence[int] = RERANK_DEPTHS, progress: bool = False,
 ) -> dict[str, dict[str, dict[str, float]]]:  # fmt: skip
     """Train (once) the cut's re-ranker into `folder`; score the first stage (`first_encode`, default: the
     zero-shot model, which also mines the re-ranker's negatives) at `first_stage`, re-ranked at each depth."""
@@ -61,7 +61,7 @@ def reranked_scores(
         )
         pool = list(data.corpus.values()) if task == "retrieval" else []
         train_reranker(
-            pairs, base, encode, folder, RerankerConfig(seed=seed), pool, torch_device, progress=False
+            pairs, base, encode, folder, RerankerConfig(seed=seed), pool, torch_device, progress=progress
         )
     reranker = load_reranker(folder, device=torch_device)
     candidates = candidate_scores(first_encode or encode, data, task, depth=100)  # type: ignore[arg-type]
