@@ -149,7 +149,7 @@ def reranked_row(job: dict[str, Any], lever: str, first_model: Path | None) -> d
             label, depths = f"fine-tuned {default}", STACK_DEPTHS
         scores = reranked_scores(cut_dir, seed_dir / "cross_encoder", FORWARD_SETTINGS[default], label,
                                  dataset.task, dataset.metrics, job["seed"], job["device"],
-                                 first_encode, depths, job.get("progress", False))  # fmt: skip
+                                 first_encode, depths, job["progress"])  # fmt: skip
         cache.write_text(json.dumps(scores))
     return {"cut": job["cut"], "seed": job["seed"], "model": lever, "scores": json.loads(cache.read_text())}
 
@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     raw["data"]["limit"] = args.limit_train
     first_seed = args.first_seed if args.first_seed is not None else int(raw.get("seed", 42))
     wise = [float(a) for a in args.wise.split(",") if a]
-    # One job at a time shows the cross-encoder's progress bar (about 80 minutes at CQA-A's last cut on 2
+    # One job at a time shows the cross-encoder's progress bar (about 110 minutes at CQA-A's last cut on 2
     # CPU cores); jobs in parallel would interleave theirs.
     common = {"dataset": args.dataset, "levers": levers, "wise": wise, "raw": raw, "device": device,
               "progress": args.jobs == 1}  # fmt: skip
