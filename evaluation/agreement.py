@@ -12,7 +12,6 @@ from typing import Literal
 
 import krippendorff
 import numpy as np
-from sklearn.metrics import cohen_kappa_score
 
 MIN_OVERLAP = 2
 
@@ -48,6 +47,10 @@ def cohen_kappa(first: Sequence[float], second: Sequence[float]) -> float | None
         return None
     if len(set(first) | set(second)) < 2:
         return None
+    # Imported here: scikit-learn (with SciPy) takes about a second to import, and every server and
+    # worker process would pay it at start-up for a figure computed only when agreement is asked for.
+    from sklearn.metrics import cohen_kappa_score
+
     return _finite(cohen_kappa_score(list(first), list(second)))
 
 

@@ -33,6 +33,7 @@ def notify_changes(session: Session, payload: str, channel: str = CHANGES_CHANNE
 
 
 LISTENING_POLL_SECONDS = 10.0  # the fallback poll while a LISTEN is up: well under 1 transaction/s
+CLOSE_SLICE_SECONDS = 0.1  # how soon a LISTENing wait sees `closed`
 
 
 class ChangeWaiter:
@@ -68,10 +69,11 @@ class ChangeWaiter:
             closed.wait(poll)
             return False
         try:
-            # In slices of at most a second (a wait on the socket, no query), so that closing is quick.
+            # In short slices (each a wait on the socket, no query: ~10 cheap wake-ups a second), so that
+            # `closed` ends the wait at once: with 1 s slices every PostgreSQL runtime took ~0.9 s to close.
             deadline = time.monotonic() + max(poll, listening_poll)
             while not closed.is_set() and (left := deadline - time.monotonic()) > 0:
-                for _ in connection.notifies(timeout=min(left, 1.0), stop_after=1):
+                for _ in connection.notifies(timeout=min(left, CLOSE_SLICE_SECONDS), stop_after=1):
                     return True
             return False
         except Exception as error:  # noqa: BLE001 - a dropped connection is reopened on the next wait
