@@ -1,5 +1,6 @@
-"""The waits of the follower and the job worker (`ChangeWaiter`): a NOTIFY committed on PostgreSQL ends
-a wait at once, and closing ends one long before its poll on every database."""
+"""The waits of the follower and the job worker (`ChangeWaiter`): a notification committed ends a wait at
+once (on PostgreSQL through LISTEN, on SQLite within the process), a rolled-back one does not, and closing
+ends a wait long before its poll, on every database."""
 
 from __future__ import annotations
 
@@ -29,19 +30,22 @@ def test_closing_ends_a_wait_long_before_its_poll(database_url: str) -> None:
         engine.dispose()
 
 
-def test_a_committed_notify_wakes_the_listener(database_url: str) -> None:
+def test_a_commit_wakes_the_waiter_and_a_rollback_does_not(database_url: str) -> None:
     engine = make_engine(database_url)
     channel = f"pairank_test_{uuid.uuid4().hex[:12]}"
     waiter = ChangeWaiter(engine, channel)
     closed = threading.Event()
     try:
-        assert waiter.wait(0, closed, listening_poll=0) is False  # LISTEN is up from here (PostgreSQL)
-        with Session(engine) as session, session.begin():
-            notify_changes(session, "corpus 1", channel)  # delivered at commit
+        assert waiter.wait(0, closed, listening_poll=0) is False
+        with Session(engine) as session:
+            with session.begin():
+                notify_changes(session, "rolled back", channel)
+                session.rollback()
+            assert waiter.wait(0.3, closed, listening_poll=0.3) is False  # nothing was committed
+            with session.begin():
+                notify_changes(session, "committed", channel)
         started = time.monotonic()
-        woken = waiter.wait(0.05 if engine.dialect.name == "sqlite" else LONG_POLL, closed)
-        # PostgreSQL delivers it; SQLite has no notifications: its wait is the poll's sleep.
-        assert woken is (engine.dialect.name == "postgresql")
+        assert waiter.wait(LONG_POLL, closed, listening_poll=LONG_POLL) is True
         assert time.monotonic() - started < LONG_POLL / 4
     finally:
         waiter.close()
