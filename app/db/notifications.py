@@ -66,7 +66,7 @@ class ChangeWaiter:
 
     def __init__(self, engine: Engine, channel: str = CHANGES_CHANNEL) -> None:
         self._url = engine.url
-        self._channel = channel
+        self.channel = channel
         self._connection: Any = None
         self.woken = threading.Event()  # set by a commit in this process that notified `channel`
         with _LOCAL_LOCK:
@@ -80,7 +80,7 @@ class ChangeWaiter:
 
             url = self._url.set(drivername="postgresql").render_as_string(hide_password=False)
             self._connection = psycopg.connect(url, autocommit=True)
-            self._connection.execute(f"LISTEN {self._channel}")
+            self._connection.execute(f"LISTEN {self.channel}")
         return self._connection
 
     def wait(
@@ -91,7 +91,7 @@ class ChangeWaiter:
         try:
             connection = self._connect()
         except Exception as error:  # noqa: BLE001 - the poll still runs; try to listen again next time
-            log.warning("cannot LISTEN on %s (%s); polling every %.1f s", self._channel, error, poll)
+            log.warning("cannot LISTEN on %s (%s); polling every %.1f s", self.channel, error, poll)
             connection = self._connection = None
         if connection is None:
             return self._wait_here(poll, closed)
@@ -104,7 +104,7 @@ class ChangeWaiter:
                     return True
             return False
         except Exception as error:  # noqa: BLE001 - a dropped connection is reopened on the next wait
-            log.warning("listening on %s failed: %s", self._channel, error)
+            log.warning("listening on %s failed: %s", self.channel, error)
             self.close()
             closed.wait(poll)
             return False
