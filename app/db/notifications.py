@@ -25,6 +25,11 @@ log = logging.getLogger(__name__)
 
 CHANGES_CHANNEL = "pairank_changes"  # document writes, corpus settings, activations: followers LISTEN
 JOBS_CHANNEL = "pairank_jobs"  # a job was queued: job workers LISTEN
+LISTENING_POLL_SECONDS = 10.0  # the fallback poll while a LISTEN is up: well under 1 transaction/s
+CLOSE_SLICE_SECONDS = 0.1  # how soon a wait sees `closed` (or, on SQLite, a wake-up)
+_PENDING = "pairank_notify_here"  # Session.info key: channels to wake in this process when it commits
+_LOCAL_LOCK = threading.Lock()
+_LOCAL_WAITERS: defaultdict[str, weakref.WeakSet[ChangeWaiter]] = defaultdict(weakref.WeakSet)
 
 
 def notify_changes(session: Session, payload: str, channel: str = CHANGES_CHANNEL) -> None:
@@ -36,11 +41,6 @@ def notify_changes(session: Session, payload: str, channel: str = CHANGES_CHANNE
         )
     else:
         session.info.setdefault(_PENDING, set()).add(channel)  # this process's waiters, at commit
-
-
-_PENDING = "pairank_notify_here"  # Session.info key: channels to wake in this process when it commits
-_LOCAL_LOCK = threading.Lock()
-_LOCAL_WAITERS: defaultdict[str, weakref.WeakSet[ChangeWaiter]] = defaultdict(weakref.WeakSet)
 
 
 @event.listens_for(Session, "after_commit")
@@ -57,12 +57,8 @@ def _forget_pending(session: Session) -> None:
     session.info.pop(_PENDING, None)  # nothing was written: nobody to wake
 
 
-LISTENING_POLL_SECONDS = 10.0  # the fallback poll while a LISTEN is up: well under 1 transaction/s
-CLOSE_SLICE_SECONDS = 0.1  # how soon a LISTENing wait sees `closed`
-
-
 class ChangeWaiter:
-    """Waits for the writers' NOTIFY on PostgreSQL; elsewhere (SQLite) it simply sleeps."""
+    """Waits for the writers' NOTIFY on PostgreSQL; elsewhere (SQLite) for a commit of this process."""
 
     def __init__(self, engine: Engine, channel: str = CHANGES_CHANNEL) -> None:
         self._url = engine.url
