@@ -82,15 +82,24 @@ def render(document: dict[str, Any], keep: Callable[[str, dict[str, Any]], bool]
     """One dataset's forward table: every model and ranking (those `keep` keeps), all queries and the
     unseen ones."""
     metrics, (first, second) = document["metrics"], document["gains"]
-    cuts = ", ".join(
-        f"q0-q{c['cut'] - 1} -> next {c['validate_queries']} ({c['unseen_queries']} unseen)"
+    seeds = {
+        c["cut"]: sorted({r["seed"] for r in document["rows"] if r["cut"] == c["cut"]} - {None})
         for c in document["cuts"]
+    }
+    uneven = len({len(run) for run in seeds.values()}) > 1  # a cut with more seeds than another: name them
+    cuts = ", ".join(
+        f"q0-q{c['cut'] - 1} -> next {c['validate_queries']} ({c['unseen_queries']} unseen"
+        + (f"; seeds {', '.join(map(str, seeds[c['cut']]))})" if uneven else ")")
+        for c in document["cuts"]
+    )
+    counted = (
+        f"{sum(map(len, seeds.values()))} runs (cut point, seed)" if uneven else f"{document['seeds']} seeds"
     )
     machine = machine_name(document["machine"])
     only = {"levers": [], "seconds": document["seconds"], "command": document["command"]}
     runs = document.get("runs", [only])
     lines = [
-        f"{len(document['cuts'])} forward cut points x {document['seeds']} seeds "
+        f"{len(document['cuts'])} forward cut points x {counted} "
         f"(`{document['config']}.yaml`, {document['epochs']} epochs), each block ranked against "
         f"{document['ranked_against']}. Trained on "
         f"-> validated on: {cuts}. Ran in {sum(run['seconds'] for run in runs) / 60:.0f} min, in these runs:",
