@@ -93,13 +93,15 @@ def render(document: dict[str, Any], keep: Callable[[str, dict[str, Any]], bool]
         for c in document["cuts"]
     )
     counted = (
-        f"{sum(map(len, seeds.values()))} runs (cut point, seed)" if uneven else f"{document['seeds']} seeds"
+        f", {sum(map(len, seeds.values()))} (cut point, seed) runs"
+        if uneven
+        else f" x {document['seeds']} seeds"
     )
     machine = machine_name(document["machine"])
     only = {"levers": [], "seconds": document["seconds"], "command": document["command"]}
     runs = document.get("runs", [only])
     lines = [
-        f"{len(document['cuts'])} forward cut points x {counted} "
+        f"{len(document['cuts'])} forward cut points{counted} "
         f"(`{document['config']}.yaml`, {document['epochs']} epochs), each block ranked against "
         f"{document['ranked_against']}. Trained on "
         f"-> validated on: {cuts}. Ran in {sum(run['seconds'] for run in runs) / 60:.0f} min, in these runs:",
