@@ -118,7 +118,10 @@ def render(document: dict[str, Any], keep: Callable[[str, dict[str, Any]], bool]
         f"| model / ranking / queries | n | {' | '.join(metrics)} | gain {first} | gain {second} |",
         "|---|---|" + "---|" * (len(metrics) + 2),
     ]
-    for label, entry in document["table"].items():
+    # Zero-shot first, the baseline every gain is paired with (a later --add run may have re-scored it).
+    for label, entry in sorted(
+        document["table"].items(), key=lambda item: not item[0].startswith("zero-shot /")
+    ):
         if not keep(label, document):
             continue
         values = " | ".join(cell(entry[m]) for m in metrics)
