@@ -82,6 +82,11 @@ def median(values: Sequence[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def mean_sd(values: Sequence[float]) -> dict[str, float]:
+    """Mean and sample standard deviation; the sd of a single run is 0 (no spread was measured)."""
+    return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0}
+
+
 def mapping_rss(pid: int | str = "self") -> Iterator[tuple[str | None, int]]:
     """Each mapping of a process (from /proc/PID/smaps): its file's path (None when anonymous) and its
     resident bytes."""

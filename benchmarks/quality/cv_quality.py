@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_common import command_line, machine  # noqa: E402
+from bench_common import command_line, machine, mean_sd  # noqa: E402
 
 from evaluation.datasets import load_beir  # noqa: E402
 from evaluation.hybrid_eval import RankingSetting, candidate_scores, fused_run  # noqa: E402
@@ -135,8 +134,7 @@ def spread_table(
     """Per label: n, mean +- sd of each metric over its `values`, and of its paired `gains`."""
 
     def spread(items: list[dict[str, float]], metric: str) -> dict[str, float]:
-        xs = [item[metric] for item in items]
-        return {"mean": statistics.fmean(xs), "std": statistics.stdev(xs) if len(xs) > 1 else 0.0}
+        return mean_sd([item[metric] for item in items])
 
     return {
         label: {

@@ -9,14 +9,13 @@ the two stacked, at the default ranking and top 20 only) between its FORWARD STA
 from __future__ import annotations
 
 import json
-import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench_common import machine_name
+from bench_common import machine_name, mean_sd
 from cv_quality_report import NAMES, cell, gain
 
 HERE = Path(__file__).resolve().parents[1]
@@ -70,10 +69,10 @@ def over_first_stage(document: dict[str, Any]) -> str:
             continue
         cells = []
         for metric in metrics:
-            runs = [100 * (top[metric] - first[metric]) for top, first in pairs]
-            spread = statistics.stdev(runs) if len(runs) > 1 else 0.0
-            mark = gain({"mean": statistics.fmean(runs) / 100, "std": spread / 100}, len(runs))
-            cells.append(f"{mark} ({', '.join(f'{run:+.2f}' for run in runs)})")
+            runs = [top[metric] - first[metric] for top, first in pairs]
+            cells.append(
+                f"{gain(mean_sd(runs), len(runs))} ({', '.join(f'{100 * run:+.2f}' for run in runs)})"
+            )
         lines.append(f"| {setting} over {prefix} {default} | {len(pairs)} | {' | '.join(cells)} |")
     return "\n".join(lines)
 
@@ -86,7 +85,9 @@ def render(document: dict[str, Any], keep: Callable[[str, dict[str, Any]], bool]
         c["cut"]: sorted({r["seed"] for r in document["rows"] if r["cut"] == c["cut"]} - {None})
         for c in document["cuts"]
     }
-    uneven = len({len(run) for run in seeds.values()}) > 1  # a cut with more seeds than another: name them
+    uneven = (
+        len({len(listed) for listed in seeds.values()}) > 1
+    )  # a cut with more seeds than another: name them
     cuts = ", ".join(
         f"q0-q{c['cut'] - 1} -> next {c['validate_queries']} ({c['unseen_queries']} unseen"
         + (f"; seeds {', '.join(map(str, seeds[c['cut']]))})" if uneven else ")")
